@@ -1,0 +1,7 @@
+//! The `retry` binary: parse, run, and end with the status retry owes its caller.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    retry::run(std::env::args_os()).finish()
+}

@@ -1,0 +1,71 @@
+//! One attempt's process: how it ended, and (in `unix.rs`) spawning, process groups, terminal
+//! detection, signalling and stopping its whole tree.
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::*;
+
+#[cfg(not(unix))]
+compile_error!("retry supervises processes with Unix signals and process groups: Unix only");
+
+use crate::status::{CANNOT_EXECUTE, KILLED, NOT_FOUND, TIMED_OUT};
+
+/// Why an attempt was stopped by retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// `--timeout` passed.
+    Timeout,
+    /// `--deadline` passed.
+    Deadline,
+}
+
+/// How an attempt ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It exited with this code.
+    Exited(u8),
+    /// It died of this signal (not sent by a timeout).
+    Signaled(i32),
+    /// retry stopped it with TERM; `killed` when KILL was needed after `--kill-after`.
+    Stopped {
+        /// Why it was stopped.
+        reason: StopReason,
+        /// KILL was needed.
+        killed: bool,
+    },
+    /// retry could not start it (not found, not executable); never retried.
+    LaunchFailed {
+        /// 127 (not found) or 126 (cannot execute).
+        status: u8,
+        /// The system's reason.
+        message: String,
+    },
+}
+
+impl Outcome {
+    /// The status number: the exit code, `128 + N` for signal N, 124 or 137 when stopped (as
+    /// coreutils `timeout`), 126 or 127 for a launch failure.
+    pub fn status(&self) -> u8 {
+        match self {
+            Outcome::Exited(c) => *c,
+            Outcome::Signaled(n) => 128u8.saturating_add(u8::try_from(*n).unwrap_or(127)),
+            Outcome::Stopped { killed: false, .. } => TIMED_OUT,
+            Outcome::Stopped { killed: true, .. } => KILLED,
+            Outcome::LaunchFailed { status, .. } => *status,
+        }
+    }
+
+    /// The outcome of a failed launch: 127 when the program does not exist, else 126.
+    pub fn launch_failed(err: &std::io::Error) -> Outcome {
+        let status = if err.kind() == std::io::ErrorKind::NotFound {
+            NOT_FOUND
+        } else {
+            CANNOT_EXECUTE
+        };
+        Outcome::LaunchFailed {
+            status,
+            message: err.to_string(),
+        }
+    }
+}
