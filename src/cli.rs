@@ -23,7 +23,7 @@ pub struct Cli {
     ///
     /// The delay before the first retry: humantime syntax (250ms, 1.5s, 2m30s) or a bare
     /// number of seconds. Later delays grow by --multiplier up to --cap.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration,
+    #[arg(allow_hyphen_values = true, short, long, value_name = "DURATION", value_parser = parse_duration,
           default_value = "1s", hide_default_value = true, help_heading = "Backoff")]
     pub base: Duration,
 
@@ -31,14 +31,14 @@ pub struct Cli {
     ///
     /// The delay before retry n (from 0) is base * multiplier^n, capped at --cap, before
     /// jitter. Ignored by decorrelated jitter.
-    #[arg(short, long, value_name = "FACTOR", value_parser = parse_multiplier,
+    #[arg(allow_hyphen_values = true, short, long, value_name = "FACTOR", value_parser = parse_multiplier,
           default_value = "2", hide_default_value = true, help_heading = "Backoff")]
     pub multiplier: f64,
 
     /// Largest single delay; must be >= base [default: 64s]
     ///
     /// No delay ever exceeds the cap, whatever the jitter.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration,
+    #[arg(allow_hyphen_values = true, short, long, value_name = "DURATION", value_parser = parse_duration,
           default_value = "64s", hide_default_value = true, help_heading = "Backoff")]
     pub cap: Duration,
 
@@ -48,7 +48,7 @@ pub struct Cli {
     /// v/2 + U(0, v/2); decorrelated s = min(cap, U(base, 3*s)) from s = base (AWS
     /// Architecture Blog, "Exponential Backoff And Jitter"); additive
     /// min(cap, base * multiplier^n + U(0, base)) (Google Cloud's retry guides).
-    #[arg(short, long, value_name = "MODE", value_parser = Jitter::from_str,
+    #[arg(allow_hyphen_values = true, short, long, value_name = "MODE", value_parser = Jitter::from_str,
           default_value = "full", hide_default_value = true, help_heading = "Backoff")]
     pub jitter: Jitter,
 
@@ -56,13 +56,18 @@ pub struct Cli {
     ///
     /// For reproducing a schedule only: a fixed seed on many clients brings back the
     /// thundering herd that jitter exists to prevent.
-    #[arg(long, value_name = "N", help_heading = "Backoff")]
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        value_name = "N",
+        help_heading = "Backoff"
+    )]
     pub seed: Option<u64>,
 
     /// Retries after the first attempt, or "unlimited" [default: 5]
     ///
     /// The default 5 means at most 6 attempts in all.
-    #[arg(short = 'n', long, value_name = "N|unlimited", value_parser = RetryLimit::from_str,
+    #[arg(allow_hyphen_values = true, short = 'n', long, value_name = "N|unlimited", value_parser = RetryLimit::from_str,
           default_value = "5", hide_default_value = true, help_heading = "Stopping")]
     pub max_retries: RetryLimit,
 
@@ -71,7 +76,7 @@ pub struct Cli {
     /// Measured on a monotonic clock. An attempt still running when it passes is stopped like
     /// a timeout; no attempt starts after it; if the next delay would end at or past it,
     /// retry gives up at once instead of sleeping.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration,
+    #[arg(allow_hyphen_values = true, short, long, value_name = "DURATION", value_parser = parse_duration,
           help_heading = "Stopping")]
     pub deadline: Option<Duration>,
 
@@ -79,12 +84,12 @@ pub struct Cli {
     ///
     /// A timed-out attempt gets TERM (its whole process tree), then KILL after --kill-after;
     /// its status is 124, or 137 if KILL was needed, and it is retried like any failure.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration,
+    #[arg(allow_hyphen_values = true, short, long, value_name = "DURATION", value_parser = parse_duration,
           help_heading = "Stopping")]
     pub timeout: Option<Duration>,
 
     /// Grace between TERM and KILL when an attempt is stopped [default: 10s]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration,
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = parse_duration,
           default_value = "10s", hide_default_value = true, help_heading = "Stopping")]
     pub kill_after: Duration,
 
@@ -93,7 +98,7 @@ pub struct Cli {
     /// CODES: comma-separated statuses and inclusive ranges, e.g. 1,75,100-199. A death by
     /// signal N is status 128+N, and a signal name (SIGPIPE or PIPE) stands for it. May name
     /// statuses of the default stop set (126, 127, 141) to retry them after all.
-    #[arg(long, value_name = "CODES", value_parser = CodeSet::from_str,
+    #[arg(allow_hyphen_values = true, long, value_name = "CODES", value_parser = CodeSet::from_str,
           help_heading = "Conditions")]
     pub retry_on: Option<CodeSet>,
 
@@ -101,7 +106,7 @@ pub struct Cli {
     ///
     /// Added to the default stop set (126 cannot execute, 127 not found, 141 SIGPIPE); wins
     /// over --retry-on. Same CODES syntax.
-    #[arg(long, value_name = "CODES", value_parser = CodeSet::from_str,
+    #[arg(allow_hyphen_values = true, long, value_name = "CODES", value_parser = CodeSet::from_str,
           help_heading = "Conditions")]
     pub stop_on: Option<CodeSet>,
 

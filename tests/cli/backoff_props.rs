@@ -1,0 +1,133 @@
+//! Property tests for the backoff maths, through the library: bounds per jitter mode, the cap
+//! never exceeded, no overflow or panic with huge multipliers and millions of retries.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+use rand::SeedableRng;
+use rand::rngs::Xoshiro256PlusPlus;
+use retry::backoff::{Jitter, Policy};
+
+fn jitter() -> impl Strategy<Value = Jitter> {
+    prop::sample::select(Jitter::ALL.to_vec())
+}
+
+/// (base, cap) in seconds with base <= cap, from 0 to a year.
+fn base_cap() -> impl Strategy<Value = (f64, f64)> {
+    (0.0..3.2e7f64, 0.0..1.0f64).prop_map(|(cap, frac)| (cap * frac, cap))
+}
+
+fn policy(base: f64, mult: f64, cap: f64, jitter: Jitter) -> Policy {
+    Policy::new(
+        Duration::from_secs_f64(base),
+        mult,
+        Duration::from_secs_f64(cap),
+        jitter,
+    )
+    .unwrap()
+}
+
+const TOLERANCE: f64 = 1e-9;
+
+proptest! {
+    #[test]
+    fn every_delay_within_its_mode_bounds(
+        (base, cap) in base_cap(),
+        mult in 1.0..10.0f64,
+        j in jitter(),
+        seed: u64,
+    ) {
+        let p = policy(base, mult, cap, j);
+        let (base, cap) = (p.base().as_secs_f64(), p.cap().as_secs_f64());
+        let mut s = p.schedule();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut prev_decorrelated = base;
+        for n in 0..60u64 {
+            let d = s.next_delay(&mut rng).as_secs_f64();
+            let v = p.expo_secs(n);
+            prop_assert!(d <= cap + TOLERANCE, "delay {d} above cap {cap}");
+            prop_assert!(d >= 0.0);
+            match j {
+                Jitter::None => prop_assert!((d - v).abs() <= TOLERANCE * v.max(1.0)),
+                Jitter::Full => prop_assert!(d <= v + TOLERANCE),
+                Jitter::Equal => {
+                    prop_assert!(d >= v / 2.0 - TOLERANCE && d <= v + TOLERANCE)
+                }
+                Jitter::Decorrelated => {
+                    prop_assert!(d >= base.min(cap) - TOLERANCE);
+                    prop_assert!(d <= (3.0 * prev_decorrelated).min(cap) + TOLERANCE * cap.max(1.0));
+                    prev_decorrelated = d;
+                }
+                Jitter::Additive => {
+                    prop_assert!(d >= v - TOLERANCE * v.max(1.0));
+                    prop_assert!(d <= (v + base).min(cap) + TOLERANCE * cap.max(1.0));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn expo_grows_and_saturates(
+        (base, cap) in base_cap(),
+        mult in 1.0..1e300f64,
+        n in 0u64..u64::MAX,
+    ) {
+        let p = policy(base, mult, cap, Jitter::None);
+        let v = p.expo_secs(n);
+        prop_assert!(v.is_finite());
+        prop_assert!(v <= p.cap().as_secs_f64());
+        prop_assert!(v >= p.base().as_secs_f64().min(p.cap().as_secs_f64()) - TOLERANCE);
+        prop_assert!(p.expo_secs(n.saturating_add(1)) >= v);
+    }
+
+    #[test]
+    fn same_seed_same_schedule((base, cap) in base_cap(), j in jitter(), seed: u64) {
+        let p = policy(base, 2.0, cap, j);
+        let draw = |seed| {
+            let mut s = p.schedule();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            (0..20).map(|_| s.next_delay(&mut rng)).collect::<Vec<_>>()
+        };
+        prop_assert_eq!(draw(seed), draw(seed));
+    }
+}
+
+#[test]
+fn millions_of_retries_with_a_huge_multiplier_stay_at_the_cap() {
+    for j in Jitter::ALL {
+        let p = policy(1.0, 1e300, 64.0, j);
+        let mut s = p.schedule();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut max = Duration::ZERO;
+        for _ in 0..2_000_000 {
+            max = max.max(s.next_delay(&mut rng));
+        }
+        assert!(max <= Duration::from_secs(64), "{j}: {max:?}");
+        assert_eq!(p.expo_secs(u64::MAX), 64.0);
+    }
+}
+
+#[test]
+fn full_jitter_spreads_over_the_whole_range() {
+    // A statistical sanity check with a fixed seed: full jitter is U(0, v), mean v/2.
+    let p = policy(10.0, 2.0, 10.0, Jitter::Full);
+    let mut s = p.schedule();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    let draws: Vec<f64> = (0..20_000)
+        .map(|_| s.next_delay(&mut rng).as_secs_f64())
+        .collect();
+    let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+    assert!((mean - 5.0).abs() < 0.1, "mean {mean}");
+    assert!(draws.iter().any(|d| *d < 0.5) && draws.iter().any(|d| *d > 9.5));
+}
+
+#[test]
+fn decorrelated_ignores_the_multiplier() {
+    let draw = |mult| {
+        let p = policy(0.1, mult, 10.0, Jitter::Decorrelated);
+        let mut s = p.schedule();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        (0..30).map(|_| s.next_delay(&mut rng)).collect::<Vec<_>>()
+    };
+    assert_eq!(draw(1.0), draw(7.0));
+}

@@ -1,0 +1,94 @@
+//! `--dry-run`: the planned schedule, run nothing.
+
+use crate::helpers::retry;
+
+/// Parses the table: (retry number, delay seconds, cumulative seconds) per row.
+fn rows(stdout: &str) -> Vec<(u64, f64, f64)> {
+    let mut lines = stdout.lines();
+    let header = lines.next().expect("a header");
+    assert!(header.starts_with("retry"), "{header:?}");
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 3, "{l:?}");
+            let secs = |s: &str| {
+                let (num, unit) = s.split_at(s.len() - 1);
+                assert_eq!(unit, "s");
+                let (_, frac) = num.split_once('.').unwrap();
+                assert_eq!(frac.len(), 3, "three decimals in {s:?}");
+                num.parse::<f64>().unwrap()
+            };
+            (f[0].parse().unwrap(), secs(f[1]), secs(f[2]))
+        })
+        .collect()
+}
+
+fn dry_run(args: &[&str]) -> String {
+    let out = retry().arg("--dry-run").args(args).assert().success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+#[test]
+fn no_jitter_schedule_is_exact() {
+    let r = rows(&dry_run(&["-j", "none", "-b", "1", "-c", "10", "-n", "6"]));
+    let delays: Vec<f64> = r.iter().map(|x| x.1).collect();
+    assert_eq!(delays, vec![1.0, 2.0, 4.0, 8.0, 10.0, 10.0]);
+    let totals: Vec<f64> = r.iter().map(|x| x.2).collect();
+    assert_eq!(totals, vec![1.0, 3.0, 7.0, 15.0, 25.0, 35.0]);
+    let numbers: Vec<u64> = r.iter().map(|x| x.0).collect();
+    assert_eq!(numbers, vec![1, 2, 3, 4, 5, 6]);
+}
+
+#[test]
+fn default_is_five_retries_of_full_jitter_under_the_cap() {
+    let r = rows(&dry_run(&[]));
+    assert_eq!(r.len(), 5);
+    for (n, delay, _) in &r {
+        let v = f64::min(64.0, 2f64.powi(*n as i32 - 1));
+        assert!(*delay <= v + 0.0005, "retry {n}: {delay} > {v}");
+    }
+}
+
+#[test]
+fn same_seed_same_schedule_and_seeds_differ() {
+    let a = dry_run(&["--seed", "42", "-n", "10"]);
+    assert_eq!(a, dry_run(&["--seed", "42", "-n", "10"]));
+    assert_ne!(a, dry_run(&["--seed", "43", "-n", "10"]));
+}
+
+#[test]
+fn unlimited_shows_twenty_rows() {
+    assert_eq!(rows(&dry_run(&["-n", "unlimited", "-b", "1ms"])).len(), 20);
+    assert_eq!(rows(&dry_run(&["-n", "0"])).len(), 0);
+}
+
+#[test]
+fn rows_reaching_the_deadline_are_not_shown() {
+    // none: cumulative 1, 3, 7, 15, 31: a deadline of 15s keeps 1, 3 and 7 only.
+    let r = rows(&dry_run(&["-j", "none", "-n", "unlimited", "-d", "15s"]));
+    let totals: Vec<f64> = r.iter().map(|x| x.2).collect();
+    assert_eq!(totals, vec![1.0, 3.0, 7.0]);
+}
+
+#[test]
+fn runs_nothing_even_with_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    retry()
+        .args(["--dry-run", "--", "touch"])
+        .arg(&marker)
+        .assert()
+        .success();
+    assert!(!marker.exists());
+}
+
+#[test]
+fn every_mode_stays_under_the_cap() {
+    for mode in ["none", "full", "equal", "decorrelated", "additive"] {
+        let r = rows(&dry_run(&[
+            "-j", mode, "-b", "1", "-c", "5", "-n", "30", "-m", "3",
+        ]));
+        assert_eq!(r.len(), 30);
+        assert!(r.iter().all(|x| x.1 <= 5.0), "{mode}: {r:?}");
+    }
+}

@@ -1,0 +1,90 @@
+//! Shared helpers: the binary under test, time limits, and waiting on files instead of sleeps.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Every test that could hang is killed after this long.
+pub const HANG_LIMIT: Duration = Duration::from_secs(60);
+
+/// `retry` as an assert_cmd command with a hang limit, in a process group of its own (so it
+/// never finds itself in a terminal's foreground group, whoever runs the tests).
+pub fn retry() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::from_std(retry_std());
+    cmd.timeout(HANG_LIMIT);
+    cmd
+}
+
+/// `retry` as a std command (stdin null, own process group), for tests that signal it.
+pub fn retry_std() -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    cmd.stdin(Stdio::null()).process_group(0);
+    cmd
+}
+
+/// Waits (polling a file, within [`HANG_LIMIT`]) until `path` exists and holds at least
+/// `lines` lines; panics on the hang limit.
+pub fn wait_for_lines(path: &Path, lines: usize) -> String {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.lines().count() >= lines
+        {
+            return text;
+        }
+        assert!(
+            start.elapsed() < HANG_LIMIT,
+            "timed out waiting for {} line(s) in {}",
+            lines,
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Waits for `child` to exit, within [`HANG_LIMIT`]; kills it and panics on the limit.
+pub fn wait_with_limit(child: &mut Child) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > HANG_LIMIT {
+            let _ = child.kill();
+            panic!("process did not exit within {HANG_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Whether a process with this pid is alive (and not a zombie).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| !rest.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// Waits (within [`HANG_LIMIT`]) until no process with these pids is alive.
+pub fn wait_gone(pids: &[i32]) {
+    let start = Instant::now();
+    while pids.iter().any(|p| alive(*p)) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "processes still alive: {:?}",
+            pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Sends `signal` to `pid`.
+pub fn send(pid: u32, signal: i32) {
+    // SAFETY: kill(2) with a pid we started and a valid signal number.
+    let rc = unsafe { libc::kill(pid as i32, signal) };
+    assert_eq!(rc, 0, "kill({pid}, {signal}) failed");
+}

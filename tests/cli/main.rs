@@ -1,0 +1,12 @@
+//! Integration tests through the built `retry` binary: one test binary, a module per concern.
+
+mod helpers;
+
+mod backoff_props;
+mod cli_errors;
+mod dry_run;
+mod http;
+mod outcomes;
+mod signals;
+mod terminal;
+mod timeouts;
