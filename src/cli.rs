@@ -5,6 +5,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use clap::Parser;
+use regex::bytes::Regex;
 
 use crate::backoff::Jitter;
 use crate::codes::CodeSet;
@@ -110,6 +111,45 @@ pub struct Cli {
           help_heading = "Conditions")]
     pub stop_on: Option<CodeSet>,
 
+    /// An attempt with a matching output line counts as failed, even with status 0
+    ///
+    /// Matched per line against the attempt's stdout and stderr (regex crate syntax), while
+    /// the output still streams through. May be repeated. If retry gives up after an attempt
+    /// that exited 0 but failed this way, it exits 1.
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex, help_heading = "Conditions")]
+    pub retry_if_output: Vec<Regex>,
+
+    /// An attempt with a matching output line is not retried, whatever its status
+    ///
+    /// Matched per line against stdout and stderr. May be repeated.
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex, help_heading = "Conditions")]
+    pub stop_if_output: Vec<Regex>,
+
+    /// Take the next delay from a server hint in a failed attempt's output
+    ///
+    /// A line matching REGEX whose first capture group is a number of seconds (decimal), as in
+    /// an HTTP "Retry-After: 30" header from `curl -sS -D - ...`, makes the next delay at least
+    /// that long, even past --cap (the server knows best). If it would pass --deadline, retry
+    /// gives up at once. May be repeated.
+    #[arg(long, value_name = "REGEX", value_parser = parse_capturing_regex,
+          help_heading = "Conditions")]
+    pub delay_from_output: Vec<Regex>,
+
+    /// Give every attempt the same stdin: read it once, replay it from the start
+    ///
+    /// Attempt 1 streams stdin as it arrives; later attempts get the full recorded copy.
+    /// Memory stays bounded: past 8 MiB the copy spills to an unlinked temporary file (mode
+    /// 0600 in TMPDIR), gone however retry ends.
+    #[arg(long, help_heading = "Output")]
+    pub replay_stdin: bool,
+
+    /// Hold each attempt's stdout; print it only if that attempt succeeds
+    ///
+    /// stdout then carries exactly one attempt's output. A failed attempt's held stdout goes
+    /// to stderr, so nothing is lost. Memory stays bounded as with --replay-stdin.
+    #[arg(long, help_heading = "Output")]
+    pub stdout_on_success: bool,
+
     /// Print the planned schedule and exit; runs nothing
     ///
     /// One row per planned retry: its number, the delay, and the cumulative delay (at most
@@ -156,6 +196,31 @@ fn parse_multiplier(s: &str) -> Result<f64, String> {
         Ok(_) => Err("must be a finite number >= 1".into()),
         Err(_) => Err("expected a number >= 1".into()),
     }
+}
+
+/// A REGEX for the output flags (regex crate syntax, matched against bytes), its error on one
+/// line.
+fn parse_regex(s: &str) -> Result<Regex, String> {
+    Regex::new(s).map_err(|e| {
+        let text = e.to_string();
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        last.trim().trim_start_matches("error: ").to_string()
+    })
+}
+
+/// A REGEX with at least one capture group (`--delay-from-output`).
+fn parse_capturing_regex(s: &str) -> Result<Regex, String> {
+    let re = parse_regex(s)?;
+    if re.captures_len() < 2 {
+        return Err(
+            "needs a capture group for the number of seconds, e.g. 'Retry-After: (\\d+)'".into(),
+        );
+    }
+    Ok(re)
 }
 
 #[cfg(test)]

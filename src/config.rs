@@ -4,6 +4,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
+use regex::bytes::Regex;
 
 use crate::backoff::Policy;
 use crate::cli::Cli;
@@ -19,6 +20,35 @@ pub enum Verbosity {
     Normal,
     /// `--verbose`: also the arguments, each attempt's start and duration, and the seed.
     Verbose,
+}
+
+/// Pipeline I/O settings: `--replay-stdin`, `--stdout-on-success` and the output conditions.
+#[derive(Clone, Debug, Default)]
+pub struct Pipeline {
+    /// Record stdin once and give every attempt the same bytes.
+    pub replay_stdin: bool,
+    /// Hold each attempt's stdout until it succeeds.
+    pub stdout_on_success: bool,
+    /// A matching output line makes the attempt a failure.
+    pub retry_if_output: Vec<Regex>,
+    /// A matching output line stops the retrying.
+    pub stop_if_output: Vec<Regex>,
+    /// Server hints: capture group 1 is a number of seconds for the next delay.
+    pub delay_from_output: Vec<Regex>,
+}
+
+impl Pipeline {
+    /// Whether any output condition needs the attempt's output to be read.
+    pub fn matches_output(&self) -> bool {
+        !(self.retry_if_output.is_empty()
+            && self.stop_if_output.is_empty()
+            && self.delay_from_output.is_empty())
+    }
+
+    /// Whether the attempt simply inherits retry's descriptors (no copies at all).
+    pub fn is_plain(&self) -> bool {
+        !self.replay_stdin && !self.stdout_on_success && !self.matches_output()
+    }
 }
 
 /// Everything a run needs, validated.
@@ -42,6 +72,8 @@ pub struct Config {
     pub seed: Option<u64>,
     /// How much to report.
     pub verbosity: Verbosity,
+    /// Pipeline I/O: stdin replay, held stdout, output conditions.
+    pub pipeline: Pipeline,
     /// The program and its arguments; empty only with `dry_run`.
     pub command: Vec<OsString>,
 }
@@ -81,6 +113,13 @@ impl Config {
             dry_run: cli.dry_run,
             seed: cli.seed,
             verbosity,
+            pipeline: Pipeline {
+                replay_stdin: cli.replay_stdin,
+                stdout_on_success: cli.stdout_on_success,
+                retry_if_output: cli.retry_if_output,
+                stop_if_output: cli.stop_if_output,
+                delay_from_output: cli.delay_from_output,
+            },
             command: cli.command,
         })
     }
