@@ -9,9 +9,12 @@ pub mod cli;
 pub mod codes;
 pub mod config;
 pub mod duration;
+pub mod pipeline;
 pub mod process;
 pub mod report;
 pub mod signals;
+pub mod simulate;
+pub mod spool;
 pub mod status;
 pub mod supervise;
 

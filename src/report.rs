@@ -86,8 +86,19 @@ impl Reporter {
     }
 
     /// A failed attempt: how it ended, and the delay before the next one if there is one.
-    pub fn failed(&self, attempt: u64, outcome: &Outcome, ran: Duration, next: Option<Duration>) {
-        let how = describe(&self.program, outcome, ran);
+    /// `output_failed`: it exited 0 but its output matched `--retry-if-output`.
+    pub fn failed(
+        &self,
+        attempt: u64,
+        outcome: &Outcome,
+        ran: Duration,
+        next: Option<Duration>,
+        output_failed: bool,
+    ) {
+        let mut how = describe(&self.program, outcome, ran);
+        if output_failed {
+            how.push_str(" but its output matched --retry-if-output");
+        }
         let took = if self.verbosity == Verbosity::Verbose {
             format!(" after {}", format_secs(ran))
         } else {

@@ -10,6 +10,8 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use crate::codes::Verdict;
 use crate::config::Config;
+use crate::duration::format_secs;
+use crate::pipeline::{AttemptIo, AttemptReport, RunIo};
 use crate::process::{self, Ended, GroupMode, Outcome, StopReason};
 use crate::report::Reporter;
 use crate::signals::{self, Event, PASS_ON_SIGNALS};
@@ -26,6 +28,17 @@ pub fn run(config: &Config) -> Exit {
             return Exit::Usage;
         }
     };
+    let io = if config.pipeline.is_plain() {
+        None
+    } else {
+        match RunIo::new(&config.pipeline) {
+            Ok(io) => Some(io),
+            Err(e) => {
+                eprintln!("retry: cannot set up pipeline I/O: {e}");
+                return Exit::Usage;
+            }
+        }
+    };
     process::become_subreaper();
     let seed = config.seed.unwrap_or_else(rand::random);
     let reporter = Reporter::new(config.verbosity, &config.command, config.max_attempts());
@@ -36,6 +49,7 @@ pub fn run(config: &Config) -> Exit {
         mode: GroupMode::detect(),
         reporter,
         deadline: config.deadline.and_then(|d| start.checked_add(d)),
+        io,
     }
     .run(seed)
 }
@@ -47,6 +61,8 @@ struct Supervisor<'a> {
     reporter: Reporter,
     /// `--deadline` as an instant; `None` when absent or beyond what the clock can hold.
     deadline: Option<Instant>,
+    /// Pipeline I/O; `None` when attempts simply inherit retry's descriptors.
+    io: Option<RunIo>,
 }
 
 /// The end of one attempt.
@@ -55,6 +71,8 @@ struct AttemptEnd {
     ran: Duration,
     /// A stop signal (INT, TERM, HUP, QUIT) retry received while the attempt ran.
     interrupted: Option<i32>,
+    /// What its piped I/O came to (empty without pipeline flags).
+    io: AttemptReport,
 }
 
 impl Supervisor<'_> {
@@ -66,23 +84,41 @@ impl Supervisor<'_> {
         loop {
             let end = self.run_attempt(attempt);
             let status = end.outcome.status();
+            let findings = end.io.findings;
+            // Exit status 0 that the output says is a failure (`--retry-if-output`).
+            let output_failed = status == 0 && findings.retry_match;
+            let succeeded = status == 0 && !output_failed;
+            if let Some(exit) = self.release_held(&end, succeeded) {
+                return exit;
+            }
             if let Some(signal) = end.interrupted {
-                if status != 0 {
-                    self.reporter.failed(attempt, &end.outcome, end.ran, None);
+                if !succeeded {
+                    self.reporter
+                        .failed(attempt, &end.outcome, end.ran, None, output_failed);
                     self.reporter.interrupted(signal);
                 }
-                return exit_for(&end.outcome);
+                return exit_for(&end.outcome, output_failed);
             }
             if let Outcome::LaunchFailed { message, .. } = &end.outcome {
                 self.reporter.launch_failed(message);
-                return exit_for(&end.outcome);
+                return exit_for(&end.outcome, false);
             }
-            let verdict = self.config.conditions.verdict(status);
+            let verdict = if findings.stop_match && !succeeded {
+                Verdict::Stop
+            } else if output_failed {
+                Verdict::Retry
+            } else {
+                self.config.conditions.verdict(status)
+            };
             if verdict == Verdict::Success {
                 return Exit::Code(0);
             }
-            let give_up = if verdict == Verdict::Stop {
+            let give_up_reason = if findings.stop_match {
+                Some("its output matched --stop-if-output".to_string())
+            } else if verdict == Verdict::Stop {
                 Some(format!("status {status} is not retried"))
+            } else if process::stdout_reader_gone() {
+                Some("the reader of stdout is gone".to_string())
             } else if max_attempts.is_some_and(|m| attempt >= m) {
                 Some("no retries left".to_string())
             } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -90,34 +126,53 @@ impl Supervisor<'_> {
             } else {
                 None
             };
-            if let Some(why) = give_up {
-                self.reporter.failed(attempt, &end.outcome, end.ran, None);
-                self.reporter.giving_up(attempt, &why);
-                return exit_for(&end.outcome);
+            let give_up = |why: &str| {
+                self.reporter
+                    .failed(attempt, &end.outcome, end.ran, None, output_failed);
+                self.reporter.giving_up(attempt, why);
+                exit_for(&end.outcome, output_failed)
+            };
+            if let Some(why) = give_up_reason {
+                return give_up(&why);
             }
-            let delay = schedule.next_delay(&mut rng);
+            let mut delay = schedule.next_delay(&mut rng);
+            // A server's hint (`--delay-from-output`) may lengthen the delay past the cap.
+            if let Some(hint) = findings.delay_hint {
+                delay = delay.max(Duration::try_from_secs_f64(hint).unwrap_or(Duration::MAX));
+            }
             let wake = Instant::now().checked_add(delay);
             if let Some(deadline) = self.deadline
                 && wake.is_none_or(|w| w >= deadline)
             {
-                self.reporter.failed(attempt, &end.outcome, end.ran, None);
-                self.reporter.giving_up(
-                    attempt,
-                    &format!(
-                        "the next delay ({}) would end at or past the deadline",
-                        crate::duration::format_secs(delay)
-                    ),
-                );
-                return exit_for(&end.outcome);
+                return give_up(&format!(
+                    "the next delay ({}) would end at or past the deadline",
+                    format_secs(delay)
+                ));
             }
             self.reporter
-                .failed(attempt, &end.outcome, end.ran, Some(delay));
+                .failed(attempt, &end.outcome, end.ran, Some(delay), output_failed);
             if let Err(signal) = self.wait(wake) {
                 process::die_by_signal(signal);
                 return Exit::Signal(signal);
             }
             attempt += 1;
         }
+    }
+
+    /// Sends a held stdout on: to stdout when the attempt succeeded, else to stderr, so nothing
+    /// is lost. A closed stdout ends retry as a pipeline stage ends: by SIGPIPE.
+    fn release_held(&self, end: &AttemptEnd, succeeded: bool) -> Option<Exit> {
+        let io = self.io.as_ref()?;
+        let stdout_closed = end.io.stdout_closed
+            || end.io.held.as_ref().is_some_and(|held| {
+                io.release(held, succeeded)
+                    .is_err_and(|e| succeeded && e.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+        if stdout_closed {
+            process::die_by_signal(libc::SIGPIPE);
+            return Some(Exit::Signal(libc::SIGPIPE));
+        }
+        None
     }
 
     /// Waits until `wake` (`None`: forever), reaping strays. A stop signal ends the wait
@@ -171,16 +226,26 @@ impl Supervisor<'_> {
             ("RETRY_MAX_ATTEMPTS", max),
         ];
         let started = Instant::now();
-        let child = match process::spawn(&self.config.command, &env, self.mode) {
-            Ok(child) => child,
+        let piped = self.io.as_ref().map(RunIo::piped).unwrap_or_default();
+        let spawned = match process::spawn(&self.config.command, &env, self.mode, piped) {
+            Ok(spawned) => spawned,
             Err(e) => {
                 return AttemptEnd {
                     outcome: Outcome::launch_failed(&e),
                     ran: started.elapsed(),
                     interrupted: None,
+                    io: AttemptReport::default(),
                 };
             }
         };
+        let child = spawned.attempt;
+        let attempt_io = self.io.as_ref().map(|io| {
+            io.start(spawned.stdin, spawned.stdout, spawned.stderr)
+                .unwrap_or_else(|e| {
+                    eprintln!("retry: cannot start pipeline I/O: {e}");
+                    std::process::exit(i32::from(crate::status::USAGE))
+                })
+        });
         let timeout_at = self.config.timeout.and_then(|t| started.checked_add(t));
         // The earlier of the timeout and the deadline stops the attempt.
         let (limit, reason) = match (timeout_at, self.deadline) {
@@ -257,6 +322,7 @@ impl Supervisor<'_> {
             outcome,
             ran,
             interrupted: interrupted.or_else(|| self.queued_stop_signal()),
+            io: attempt_io.map(AttemptIo::finish).unwrap_or_default(),
         }
     }
 
@@ -319,9 +385,11 @@ impl Stopping {
     }
 }
 
-/// How retry ends after this outcome: the same status, or the same signal.
-fn exit_for(outcome: &Outcome) -> Exit {
+/// How retry ends after this outcome: the same status, or the same signal; 1 for an exit
+/// status 0 that failed by `--retry-if-output` (a script must see the failure).
+fn exit_for(outcome: &Outcome, output_failed: bool) -> Exit {
     match outcome {
+        _ if output_failed => Exit::Code(1),
         Outcome::Signaled(n) => Exit::Signal(*n),
         other => Exit::Code(other.status()),
     }

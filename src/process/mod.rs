@@ -11,6 +11,17 @@ compile_error!("retry supervises processes with Unix signals and process groups:
 
 use crate::status::{CANNOT_EXECUTE, KILLED, NOT_FOUND, TIMED_OUT};
 
+/// Which of an attempt's standard streams are pipes to retry (the others are inherited).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Piped {
+    /// stdin is fed by retry (`--replay-stdin`).
+    pub stdin: bool,
+    /// stdout is read by retry (held or matched).
+    pub stdout: bool,
+    /// stderr is read by retry (matched).
+    pub stderr: bool,
+}
+
 /// Why an attempt was stopped by retry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {

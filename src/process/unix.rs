@@ -10,9 +10,12 @@
 use std::ffi::OsString;
 use std::fs::OpenOptions;
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+
+use super::Piped;
 
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill, killpg, sigprocmask};
@@ -66,15 +69,20 @@ pub enum Ended {
     Signaled(i32),
 }
 
-/// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`, inheriting stdin,
-/// stdout and stderr. The program is executed directly, never through a shell.
+/// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`; stdin, stdout and
+/// stderr are inherited except those `piped` asks for. The program is executed directly, never through a shell.
 ///
 /// In the child, before exec: the signal mask is cleared, and on Linux the child is set to
 /// get KILL if retry dies (`PR_SET_PDEATHSIG`, as coreutils `timeout`).
 ///
 /// # Errors
 /// The launch error (not found, permission denied, ...), from exec itself.
-pub fn spawn(argv: &[OsString], env: &[(&str, String)], mode: GroupMode) -> io::Result<Attempt> {
+pub fn spawn(
+    argv: &[OsString],
+    env: &[(&str, String)],
+    mode: GroupMode,
+    piped: Piped,
+) -> io::Result<Spawned> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
@@ -85,6 +93,15 @@ pub fn spawn(argv: &[OsString], env: &[(&str, String)], mode: GroupMode) -> io::
     }
     if mode == GroupMode::Own {
         cmd.process_group(0);
+    }
+    if piped.stdin {
+        cmd.stdin(Stdio::piped());
+    }
+    if piped.stdout {
+        cmd.stdout(Stdio::piped());
+    }
+    if piped.stderr {
+        cmd.stderr(Stdio::piped());
     }
     #[cfg(target_os = "linux")]
     let parent = getpid();
@@ -104,13 +121,31 @@ pub fn spawn(argv: &[OsString], env: &[(&str, String)], mode: GroupMode) -> io::
             Ok(())
         });
     }
-    let child = cmd.spawn()?;
+    let mut child = cmd.spawn()?;
     let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
     // The std handle is dropped without waiting: retry reaps by pid in `try_reap`.
-    Ok(Attempt {
-        pid: Pid::from_raw(pid),
-        mode,
+    Ok(Spawned {
+        attempt: Attempt {
+            pid: Pid::from_raw(pid),
+            mode,
+        },
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
     })
+}
+
+/// A started attempt and the pipes asked for with [`Piped`].
+#[derive(Debug)]
+pub struct Spawned {
+    /// The running attempt.
+    pub attempt: Attempt,
+    /// Its stdin pipe, when piped.
+    pub stdin: Option<ChildStdin>,
+    /// Its stdout pipe, when piped.
+    pub stdout: Option<ChildStdout>,
+    /// Its stderr pipe, when piped.
+    pub stderr: Option<ChildStderr>,
 }
 
 impl Attempt {
@@ -254,6 +289,18 @@ fn descendants() -> Vec<Pid> {
 #[cfg(not(target_os = "linux"))]
 fn descendants() -> Vec<Pid> {
     Vec::new()
+}
+
+/// Whether retry's stdout is a pipe whose reader is gone (`| head -1` finished): any further
+/// output is lost, so retrying is pointless. Never blocks.
+pub fn stdout_reader_gone() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let stdout = std::io::stdout();
+    let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(1))
+        && fds[0]
+            .revents()
+            .is_some_and(|r| r.contains(PollFlags::POLLERR))
 }
 
 /// Whether `signal` was ignored (SIG_IGN) when asked.

@@ -7,6 +7,7 @@ mod cli_errors;
 mod dry_run;
 mod http;
 mod outcomes;
+mod pipeline;
 mod signals;
 mod terminal;
 mod timeouts;

@@ -1,0 +1,176 @@
+//! Running many independent runs on several threads, and averaging them.
+//!
+//! Every `(point, run)` pair is one job with its own random stream (see
+//! [`super::net::run_rng`]). Threads take jobs from a shared counter, the largest points first
+//! (so that no long job is left for the end), and each result goes to the job's slot; the means
+//! are then summed in run order. The numbers are therefore the same for any thread count.
+
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::backoff::Policy;
+
+use super::client::Limits;
+use super::net::run_rng;
+use super::{Mode, Model, SimSpec, Stats, occ, rate_limit};
+
+/// What one run needs to know.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Setup {
+    /// Which model to run.
+    pub(crate) model: Model,
+    /// The backoff policy of every client; `None` for `no-backoff`.
+    pub(crate) policy: Option<Policy>,
+    /// When clients give up.
+    pub(crate) limits: Limits,
+    /// How many clients compete (`>= 1`).
+    pub(crate) clients: u32,
+}
+
+/// The outcome of one run. `calls == succeeded + rejected`; `succeeded + gave_up == clients`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct RunResult {
+    /// Time of the last event, in ms.
+    pub(crate) completion_ms: f64,
+    /// Calls the server handled (writes for `occ`, requests for `rate-limit`).
+    pub(crate) calls: u64,
+    /// Calls that failed (conflicting writes, rate-limited requests).
+    pub(crate) rejected: u64,
+    /// Clients that got their success.
+    pub(crate) succeeded: u64,
+    /// Clients that gave up (retries used up, or the deadline).
+    pub(crate) gave_up: u64,
+}
+
+/// Per-thread storage reused from run to run.
+struct Workspace {
+    occ: occ::Workspace,
+    rate_limit: rate_limit::Workspace,
+}
+
+impl Workspace {
+    fn new() -> Workspace {
+        Workspace {
+            occ: occ::Workspace::new(),
+            rate_limit: rate_limit::Workspace::new(),
+        }
+    }
+}
+
+/// The setup of `mode` with `clients` clients under `spec` (already validated).
+fn setup(spec: &SimSpec, mode: Mode, clients: u32) -> Setup {
+    let policy = match mode {
+        Mode::NoBackoff => None,
+        Mode::Backoff(jitter) => Some(
+            Policy::new(
+                spec.policy.base(),
+                spec.policy.multiplier(),
+                spec.policy.cap(),
+                jitter,
+            )
+            .expect("a valid policy stays valid with another jitter mode"),
+        ),
+    };
+    Setup {
+        model: spec.model,
+        policy,
+        limits: Limits {
+            max_retries: spec.max_retries,
+            deadline_ms: spec.deadline.map(|d| d.as_secs_f64() * 1000.0),
+        },
+        clients,
+    }
+}
+
+/// Runs `spec.runs` runs of each `(mode, clients)` point and returns their means, in the order
+/// of `points`. `spec` must be valid (see [`SimSpec::validate`]).
+pub(crate) fn run_points(spec: &SimSpec, points: &[(Mode, u32)]) -> Vec<Stats> {
+    let runs = spec.runs as usize;
+    let setups: Vec<Setup> = points.iter().map(|&(m, c)| setup(spec, m, c)).collect();
+    // Biggest points first: a run's cost grows with its clients.
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by_key(|&p| std::cmp::Reverse(points[p].1));
+    let jobs = points.len() * runs;
+    let job = |ws: &mut Workspace, j: usize| {
+        let p = order[j / runs];
+        let run = (j % runs) as u32;
+        let (mode, clients) = points[p];
+        let mut rng = run_rng(spec.seed, mode, clients, run);
+        let s = &setups[p];
+        let result = match s.model {
+            Model::Occ => occ::run(&mut ws.occ, s, &mut rng),
+            Model::RateLimit { capacity_rps } => {
+                rate_limit::run(&mut ws.rate_limit, s, capacity_rps, &mut rng)
+            }
+        };
+        (p * runs + run as usize, result)
+    };
+
+    let threads = thread_count(spec.threads).min(jobs.max(1));
+    let mut results = vec![RunResult::default(); jobs];
+    if threads <= 1 {
+        let mut ws = Workspace::new();
+        for j in 0..jobs {
+            let (slot, r) = job(&mut ws, j);
+            results[slot] = r;
+        }
+    } else {
+        let next = AtomicUsize::new(0);
+        let done: Vec<Vec<(usize, RunResult)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut ws = Workspace::new();
+                        let mut mine = Vec::new();
+                        loop {
+                            let j = next.fetch_add(1, Ordering::Relaxed);
+                            if j >= jobs {
+                                break mine;
+                            }
+                            mine.push(job(&mut ws, j));
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        for (slot, r) in done.into_iter().flatten() {
+            results[slot] = r;
+        }
+    }
+
+    points
+        .iter()
+        .zip(results.chunks(runs))
+        .map(|(&(mode, clients), rs)| mean(mode, clients, rs))
+        .collect()
+}
+
+/// The mean of `runs` (in their order, so the sum is the same every time).
+fn mean(mode: Mode, clients: u32, runs: &[RunResult]) -> Stats {
+    let n = runs.len() as f64;
+    let avg = |f: fn(&RunResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
+    let calls = avg(|r| r.calls as f64);
+    Stats {
+        mode,
+        clients,
+        runs: runs.len() as u32,
+        completion_ms: avg(|r| r.completion_ms),
+        calls,
+        calls_per_client: calls / f64::from(clients),
+        rejected: avg(|r| r.rejected as f64),
+        gave_up: avg(|r| r.gave_up as f64),
+    }
+}
+
+/// `requested` threads, or one per core when 0.
+fn thread_count(requested: usize) -> usize {
+    if requested > 0 {
+        requested
+    } else {
+        std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+    }
+}

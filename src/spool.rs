@@ -1,0 +1,256 @@
+//! A bounded-memory byte store: the first bytes in memory, the rest in an unlinked temporary
+//! file; one writer appends while readers follow it by offset.
+//!
+//! `tempfile::SpooledTempFile` has one cursor for reading and writing, so it cannot be read
+//! while it grows; this keeps its idea (memory up to a threshold, then `tempfile::tempfile()`,
+//! which is unlinked at creation, mode 0600, in TMPDIR) and adds followers.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// Bytes kept in memory before spilling to a temporary file: 8 MiB.
+pub const MEMORY_LIMIT: usize = 8 << 20;
+
+/// An append-only byte store with bounded memory; see the module doc.
+#[derive(Debug)]
+pub struct Spool {
+    state: Mutex<State>,
+    grew: Condvar,
+    memory_limit: usize,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    memory: Vec<u8>,
+    file: Option<Arc<File>>,
+    /// Bytes stored in all (memory first, then file).
+    len: u64,
+    /// The writer is done: no byte will follow `len`.
+    finished: bool,
+}
+
+/// What a follower may do next (see [`Spool::wait_beyond`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ahead {
+    /// Bytes are stored up to this length (greater than the offset asked about).
+    Data(u64),
+    /// The writer finished and the offset is the end.
+    End,
+    /// The follower was cancelled.
+    Cancelled,
+}
+
+impl Spool {
+    /// An empty spool keeping up to [`MEMORY_LIMIT`] bytes in memory.
+    pub fn new() -> Spool {
+        Spool::with_memory_limit(MEMORY_LIMIT)
+    }
+
+    /// An empty spool keeping up to `memory_limit` bytes in memory.
+    pub fn with_memory_limit(memory_limit: usize) -> Spool {
+        Spool {
+            state: Mutex::new(State::default()),
+            grew: Condvar::new(),
+            memory_limit,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Appends `data`. Only one thread may append.
+    ///
+    /// # Errors
+    /// When the temporary file cannot be created or written.
+    pub fn append(&self, mut data: &[u8]) -> io::Result<()> {
+        let (file, at) = {
+            let mut s = self.lock();
+            let room = self.memory_limit.saturating_sub(s.memory.len());
+            let here = room.min(data.len());
+            if here > 0 {
+                s.memory.extend_from_slice(&data[..here]);
+                s.len += here as u64;
+                data = &data[here..];
+            }
+            if data.is_empty() {
+                drop(s);
+                self.grew.notify_all();
+                return Ok(());
+            }
+            if s.file.is_none() {
+                let file = tempfile::tempfile()?;
+                // O_TMPFILE honours the umask; the copy is private whatever it is.
+                file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+                s.file = Some(Arc::new(file));
+            }
+            (s.file.clone(), s.len - s.memory.len() as u64)
+        };
+        // File I/O outside the lock: readers only read below `len`, we write above it.
+        if let Some(file) = file {
+            file.write_all_at(data, at)?;
+        }
+        self.lock().len += data.len() as u64;
+        self.grew.notify_all();
+        Ok(())
+    }
+
+    /// Marks the end: no more bytes will be appended.
+    pub fn finish(&self) {
+        self.lock().finished = true;
+        self.grew.notify_all();
+    }
+
+    /// Wakes followers blocked in [`Spool::wait_beyond`] so they can see a cancellation.
+    pub fn wake(&self) {
+        self.grew.notify_all();
+    }
+
+    /// Bytes stored so far.
+    pub fn len(&self) -> u64 {
+        self.lock().len
+    }
+
+    /// Whether nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Blocks until bytes exist beyond `offset`, the writer finished, or `cancelled` is set
+    /// (checked whenever [`Spool::wake`] or an append wakes the follower).
+    pub fn wait_beyond(&self, offset: u64, cancelled: &AtomicBool) -> Ahead {
+        let mut s = self.lock();
+        loop {
+            if cancelled.load(Ordering::Acquire) {
+                return Ahead::Cancelled;
+            }
+            if s.len > offset {
+                return Ahead::Data(s.len);
+            }
+            if s.finished {
+                return Ahead::End;
+            }
+            s = self.grew.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Copies stored bytes from `offset` into `buf`; returns how many (0 at the stored end).
+    ///
+    /// # Errors
+    /// When the temporary file cannot be read.
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let (file, file_start, end) = {
+            let s = self.lock();
+            let end = s.len;
+            if offset >= end {
+                return Ok(0);
+            }
+            let in_memory = s.memory.len() as u64;
+            if offset < in_memory {
+                let from = offset as usize;
+                let n = buf.len().min(s.memory.len() - from);
+                buf[..n].copy_from_slice(&s.memory[from..from + n]);
+                return Ok(n);
+            }
+            (s.file.clone(), in_memory, end)
+        };
+        let want = buf.len().min((end - offset) as usize);
+        match file {
+            Some(file) => file.read_at(&mut buf[..want], offset - file_start),
+            None => Ok(0),
+        }
+    }
+
+    /// Writes everything stored to `out`.
+    ///
+    /// # Errors
+    /// Read errors of the temporary file, and write errors of `out`.
+    pub fn copy_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        let mut buf = vec![0u8; 256 << 10];
+        let mut offset = 0u64;
+        loop {
+            let n = self.read_at(offset, &mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            out.write_all(&buf[..n])?;
+            offset += n as u64;
+        }
+    }
+
+    /// Whether the bytes spilled to a temporary file.
+    pub fn spilled(&self) -> bool {
+        self.lock().file.is_some()
+    }
+}
+
+impl Default for Spool {
+    fn default() -> Self {
+        Spool::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_bytes_in_order_across_memory_and_file() {
+        let spool = Spool::with_memory_limit(10);
+        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        for chunk in data.chunks(7) {
+            spool.append(chunk).unwrap();
+        }
+        spool.finish();
+        assert!(spool.spilled());
+        assert_eq!(spool.len(), 1000);
+        let mut out = Vec::new();
+        spool.copy_to(&mut out).unwrap();
+        assert_eq!(out, data);
+    }
+
+    #[test]
+    fn small_data_stays_in_memory() {
+        let spool = Spool::new();
+        spool.append(b"hello").unwrap();
+        assert!(!spool.spilled());
+        let mut buf = [0u8; 3];
+        assert_eq!(spool.read_at(2, &mut buf).unwrap(), 3);
+        assert_eq!(&buf, b"llo");
+        assert_eq!(spool.read_at(5, &mut buf).unwrap(), 0);
+    }
+
+    #[test]
+    fn followers_wait_for_data_end_or_cancel() {
+        let spool = Arc::new(Spool::with_memory_limit(4));
+        let cancelled = AtomicBool::new(false);
+        let writer = {
+            let spool = spool.clone();
+            std::thread::spawn(move || {
+                spool.append(b"abcdef").unwrap();
+                spool.finish();
+            })
+        };
+        let mut got = Vec::new();
+        let mut offset = 0;
+        loop {
+            match spool.wait_beyond(offset, &cancelled) {
+                Ahead::Data(_) => {
+                    let mut buf = [0u8; 2];
+                    let n = spool.read_at(offset, &mut buf).unwrap();
+                    got.extend_from_slice(&buf[..n]);
+                    offset += n as u64;
+                }
+                Ahead::End => break,
+                Ahead::Cancelled => unreachable!(),
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(got, b"abcdef");
+        cancelled.store(true, Ordering::Release);
+        assert_eq!(spool.wait_beyond(0, &cancelled), Ahead::Cancelled);
+    }
+}
