@@ -95,7 +95,7 @@ impl Reporter {
         next: Option<Duration>,
         output_failed: bool,
     ) {
-        let mut how = describe(&self.program, outcome, ran);
+        let mut how = describe(&self.program, outcome);
         if output_failed {
             how.push_str(" but its output matched --retry-if-output");
         }
@@ -120,7 +120,7 @@ impl Reporter {
         self.say(format_args!("giving up after {attempts} attempt{s}: {why}"));
     }
 
-    /// retry was told to stop by `signal` while an attempt ran.
+    /// retry was told to stop by `signal` (during an attempt or a wait).
     pub fn interrupted(&self, signal: i32) {
         self.say(format_args!(
             "stopped by {}: not retrying",
@@ -139,7 +139,7 @@ impl Reporter {
 }
 
 /// How an attempt ended, in words, with its status number.
-fn describe(program: &str, outcome: &Outcome, ran: Duration) -> String {
+fn describe(program: &str, outcome: &Outcome) -> String {
     let status = outcome.status();
     match outcome {
         Outcome::Exited(c) => format!("{program} exited with status {c}"),
@@ -149,9 +149,15 @@ fn describe(program: &str, outcome: &Outcome, ran: Duration) -> String {
                 signal_name(*n)
             )
         }
-        Outcome::Stopped { reason, killed } => {
+        Outcome::Stopped {
+            reason,
+            killed,
+            after,
+        } => {
             let what = match reason {
-                StopReason::Timeout => format!("{program} timed out after {}", format_secs(ran)),
+                StopReason::Timeout => {
+                    format!("{program} timed out after {}", format_secs(*after))
+                }
                 StopReason::Deadline => format!("{program} was stopped at the deadline"),
             };
             let kill = if *killed { ", KILL needed" } else { "" };

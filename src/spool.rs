@@ -6,7 +6,7 @@
 //! which is unlinked at creation, mode 0600, in TMPDIR) and adds followers.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -164,21 +164,29 @@ impl Spool {
         }
     }
 
-    /// Writes everything stored to `out`.
+    /// Writes everything stored to `out`. The spilled part goes through `std::io::copy`,
+    /// which on Linux moves file bytes in the kernel (`copy_file_range`, `sendfile`, `splice`).
     ///
     /// # Errors
     /// Read errors of the temporary file, and write errors of `out`.
-    pub fn copy_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        let mut buf = vec![0u8; 256 << 10];
-        let mut offset = 0u64;
-        loop {
-            let n = self.read_at(offset, &mut buf)?;
-            if n == 0 {
-                return Ok(());
+    pub fn copy_to(&self, out: &File) -> io::Result<()> {
+        let (file, file_len) = {
+            let s = self.lock();
+            (&*out).write_all(&s.memory)?;
+            (s.file.clone(), s.len - s.memory.len() as u64)
+        };
+        if let Some(file) = file {
+            let mut from = &*file;
+            from.seek(SeekFrom::Start(0))?;
+            let copied = io::copy(&mut from.take(file_len), &mut &*out)?;
+            if copied < file_len {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the spooled copy is shorter than recorded",
+                ));
             }
-            out.write_all(&buf[..n])?;
-            offset += n as u64;
         }
+        Ok(())
     }
 
     /// Whether the bytes spilled to a temporary file.
@@ -207,9 +215,12 @@ mod tests {
         spool.finish();
         assert!(spool.spilled());
         assert_eq!(spool.len(), 1000);
-        let mut out = Vec::new();
-        spool.copy_to(&mut out).unwrap();
-        assert_eq!(out, data);
+        let mut out = tempfile::tempfile().unwrap();
+        spool.copy_to(&out).unwrap();
+        let mut got = Vec::new();
+        out.seek(SeekFrom::Start(0)).unwrap();
+        out.read_to_end(&mut got).unwrap();
+        assert_eq!(got, data);
     }
 
     #[test]

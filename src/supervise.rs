@@ -152,6 +152,7 @@ impl Supervisor<'_> {
             self.reporter
                 .failed(attempt, &end.outcome, end.ran, Some(delay), output_failed);
             if let Err(signal) = self.wait(wake) {
+                self.reporter.interrupted(signal);
                 process::die_by_signal(signal);
                 return Exit::Signal(signal);
             }
@@ -255,7 +256,7 @@ impl Supervisor<'_> {
             (None, None) => (None, StopReason::Timeout),
         };
         let mut stop = Stopping::new(limit);
-        let mut stopped_by: Option<StopReason> = None;
+        let mut stopped_by: Option<(StopReason, Duration)> = None;
         let mut interrupted = None;
         let ended = loop {
             let event = match stop.wake() {
@@ -298,7 +299,7 @@ impl Supervisor<'_> {
                 None => {
                     if let Some(signal) = stop.escalate(self.config.kill_after) {
                         if signal == Signal::SIGTERM {
-                            stopped_by = Some(reason);
+                            stopped_by = Some((reason, started.elapsed()));
                         }
                         child.signal_tree(signal);
                         child.signal_tree(Signal::SIGCONT);
@@ -311,9 +312,10 @@ impl Supervisor<'_> {
             child.kill_leftovers();
         }
         let outcome = match (stopped_by, ended) {
-            (Some(reason), _) => Outcome::Stopped {
+            (Some((reason, after)), _) => Outcome::Stopped {
                 reason,
                 killed: stop.killed,
+                after,
             },
             (None, Ended::Exited(c)) => Outcome::Exited(c),
             (None, Ended::Signaled(n)) => Outcome::Signaled(n),

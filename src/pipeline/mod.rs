@@ -21,6 +21,18 @@ use crate::config::Pipeline;
 use crate::process::Piped;
 use crate::spool::Spool;
 
+/// Pipe size asked for on Linux: fewer, larger reads and writes per byte copied.
+const PIPE_SIZE: i32 = 1 << 20;
+
+/// Grows a pipe to [`PIPE_SIZE`] where the system allows (Linux; up to
+/// `/proc/sys/fs/pipe-max-size`); anything else is left as it is.
+fn grow_pipe<F: AsFd>(fd: &F) {
+    #[cfg(target_os = "linux")]
+    let _ = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+}
+
 /// Pipeline I/O for a whole run: the stdin recording and what each attempt needs.
 #[derive(Debug)]
 pub struct RunIo {
@@ -66,6 +78,9 @@ impl RunIo {
                 delay_from: pipeline.delay_from_output.clone(),
             })
         });
+        if pipeline.replay_stdin {
+            grow_pipe(&io::stdin());
+        }
         Ok(RunIo {
             replay: if pipeline.replay_stdin {
                 Some(replay::record_stdin()?)
@@ -99,6 +114,16 @@ impl RunIo {
         stderr: Option<ChildStderr>,
     ) -> io::Result<AttemptIo> {
         let cancel = Arc::new(Cancel::new()?);
+        for fd in [
+            stdin.as_ref().map(|p| p.as_fd()),
+            stdout.as_ref().map(|p| p.as_fd()),
+            stderr.as_ref().map(|p| p.as_fd()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            grow_pipe(&fd);
+        }
         let feeder = match (stdin, &self.replay) {
             (Some(pipe), Some(spool)) => {
                 let (spool, cancel) = (spool.clone(), cancel.clone());
@@ -155,7 +180,7 @@ impl RunIo {
         } else {
             &self.stderr
         };
-        held.copy_to(&mut &**out)
+        held.copy_to(out)
     }
 }
 

@@ -14,7 +14,7 @@ use super::cancel::Cancel;
 use crate::spool::Spool;
 
 /// Read size for output.
-const CHUNK: usize = 256 << 10;
+const CHUNK: usize = 1 << 20;
 /// Bytes of one line kept for matching; the rest of a longer line still passes through.
 pub const MATCH_LINE_LIMIT: usize = 1 << 20;
 /// After the attempt ended, at most this much more is read from a pipe that a leftover process

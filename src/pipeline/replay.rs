@@ -15,7 +15,7 @@ use super::cancel::Cancel;
 use crate::spool::{Ahead, Spool};
 
 /// Chunk size for reading stdin and feeding attempts.
-const CHUNK: usize = 256 << 10;
+const CHUNK: usize = 1 << 20;
 
 /// Starts the thread that records retry's stdin into a spool, independently of any attempt, so
 /// an attempt that never reads (or exits early) neither blocks retry nor loses bytes.

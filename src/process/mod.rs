@@ -44,6 +44,8 @@ pub enum Outcome {
         reason: StopReason,
         /// KILL was needed.
         killed: bool,
+        /// How long the attempt had run when TERM was sent.
+        after: std::time::Duration,
     },
     /// retry could not start it (not found, not executable); never retried.
     LaunchFailed {

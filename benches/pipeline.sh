@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Pipeline throughput and memory: 1 GiB through `cat`, `retry -- cat`, `retry --replay-stdin --
+# cat`, `retry --stdout-on-success -- cat` and `retry --retry-if-output ... -- cat`, each fed by
+# `head -c 1G /dev/zero` through a pipe, output to /dev/null; and peak RSS of retry with 1 GiB
+# of stdin replayed. Run by hand (not by CI): bash benches/pipeline.sh [RUNS]
+# Needs hyperfine and GNU time (apt-get install -y hyperfine time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-10}
+size=1G
+cargo build --release -q
+retry=$PWD/target/release/retry
+for tool in hyperfine /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y hyperfine time" >&2; exit 1; }
+done
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
+echo "TMPDIR: ${TMPDIR:-/tmp} ($(df -h "${TMPDIR:-/tmp}" | awk 'NR==2 {print $1}'))"
+json=$(mktemp)
+trap 'rm -f "$json"' EXIT
+hyperfine -N --warmup 1 --runs "$runs" --export-json "$json" \
+  -n "cat" "sh -c 'head -c $size /dev/zero | cat > /dev/null'" \
+  -n "retry -- cat" "sh -c 'head -c $size /dev/zero | $retry -- cat > /dev/null'" \
+  -n "retry --replay-stdin -- cat" "sh -c 'head -c $size /dev/zero | $retry --replay-stdin -- cat > /dev/null'" \
+  -n "retry --stdout-on-success -- cat" "sh -c 'head -c $size /dev/zero | $retry --stdout-on-success -- cat > /dev/null'" \
+  -n "retry --retry-if-output x -- cat" "sh -c 'head -c $size /dev/zero | $retry --retry-if-output ^never$ -- cat > /dev/null'" \
+  >/dev/null
+python3 - "$json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+base = results[0]["median"]
+print(f"{'command':36} {'median s':>9} {'MiB/s':>8} {'vs cat':>7}")
+for r in results:
+    m = r["median"]
+    print(f"{r['command']:36} {m:9.3f} {1024 / m:8.0f} {base / m:7.0%}")
+PY
+
+echo
+echo "peak RSS of retry, $size of stdin (median of 5 runs, KiB):"
+for flags in "--replay-stdin" "--stdout-on-success" "--replay-stdin --stdout-on-success --retry-if-output ^never$"; do
+  for _ in 1 2 3 4 5; do
+    head -c "$size" /dev/zero | /usr/bin/time -f '%M' "$retry" $flags -- cat 2>&1 >/dev/null | tail -1
+  done | sort -n | sed -n 3p | xargs printf "  %-70s %s\n" "retry $flags -- cat"
+done
