@@ -40,16 +40,28 @@ pub enum Jitter {
     /// maximum_backoff)` with base 1 s (seeds `000_7b0e69d4c8ec7be0.txt`,
     /// `001_57f36dd16a76c96d.txt`, `002_97c4b78393fd7495.txt`).
     Additive,
+    /// Proportional: `min(cap, v * (1 + U(-0.2, +0.2)))` with `v = expo(n)`, a spread of
+    /// [`PROPORTIONAL_SPREAD`] either side of the curve.
+    ///
+    /// Source: gRPC connection backoff (`doc/connection-backoff.md` in grpc/grpc: initial 1 s,
+    /// multiplier 1.6, jitter 0.2, maximum 120 s). gRPC lets the jitter carry a delay up to
+    /// 1.2 times its maximum; here, as for every mode, no delay exceeds the cap.
+    Proportional,
 }
+
+/// The spread of [`Jitter::Proportional`]: a delay is drawn within this fraction either side
+/// of `expo(n)` (gRPC's `JITTER = 0.2`).
+pub const PROPORTIONAL_SPREAD: f64 = 0.2;
 
 impl Jitter {
     /// Every mode, in the order the help lists them.
-    pub const ALL: [Jitter; 5] = [
+    pub const ALL: [Jitter; 6] = [
         Jitter::None,
         Jitter::Full,
         Jitter::Equal,
         Jitter::Decorrelated,
         Jitter::Additive,
+        Jitter::Proportional,
     ];
 
     /// The mode's name on the command line.
@@ -60,6 +72,7 @@ impl Jitter {
             Jitter::Equal => "equal",
             Jitter::Decorrelated => "decorrelated",
             Jitter::Additive => "additive",
+            Jitter::Proportional => "proportional",
         }
     }
 }
@@ -73,7 +86,8 @@ impl fmt::Display for Jitter {
 impl FromStr for Jitter {
     type Err = String;
 
-    /// Parses a mode name (`none`, `full`, `equal`, `decorrelated`, `additive`).
+    /// Parses a mode name (`none`, `full`, `equal`, `decorrelated`, `additive`,
+    /// `proportional`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Jitter::ALL
             .into_iter()
@@ -220,6 +234,10 @@ impl Schedule {
                 self.decorrelated
             }
             Jitter::Additive => p.expo_secs(n) + uniform(rng, 0.0, p.base),
+            Jitter::Proportional => {
+                let v = p.expo_secs(n);
+                v * (1.0 + uniform(rng, -PROPORTIONAL_SPREAD, PROPORTIONAL_SPREAD))
+            }
         };
         to_duration(secs.clamp(0.0, p.cap))
     }
@@ -287,6 +305,22 @@ mod tests {
             for _ in 0..10 {
                 assert_eq!(s.next_delay(&mut rng), Duration::ZERO, "{j}");
             }
+        }
+    }
+
+    #[test]
+    fn proportional_stays_within_twenty_percent_and_under_the_cap() {
+        // gRPC's published policy: 1 s, x1.6, +/-20 %, cap 120 s.
+        let p = policy(1.0, 1.6, 120.0, Jitter::Proportional);
+        let mut s = p.schedule();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        for n in 0..40 {
+            let d = s.next_delay(&mut rng).as_secs_f64();
+            let v = p.expo_secs(n);
+            assert!(
+                d >= v * 0.8 - 1e-9 && d <= (v * 1.2).min(120.0) + 1e-9,
+                "{n}: {d}"
+            );
         }
     }
 

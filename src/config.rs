@@ -1,4 +1,9 @@
 //! The validated run settings, built from the parsed command line; what the rest of retry sees.
+//!
+//! Also where presets, `RETRY_<FLAG>` variables and defaults meet: for each setting, a flag on
+//! the command line wins, then `--preset` on the command line, then the `RETRY_<FLAG>` variable,
+//! then `RETRY_PRESET`, then the built-in default. A preset named on the command line is more
+//! specific than a policy a CI pipeline exported for every step, hence its place.
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -6,10 +11,11 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use regex::bytes::Regex;
 
-use crate::backoff::Policy;
-use crate::cli::Cli;
+use crate::backoff::{Jitter, Policy};
+use crate::cli::{Cli, Origins};
 use crate::codes::{CodeSet, Conditions};
 use crate::duration::format_secs;
+use crate::preset::{Preset, Settings};
 
 /// How much retry says on stderr about its own progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,47 +84,146 @@ pub struct Config {
     pub command: Vec<OsString>,
 }
 
+/// The first delay when nothing sets `--base`.
+pub const DEFAULT_BASE: Duration = Duration::from_secs(1);
+/// The growth per retry when nothing sets `--multiplier`.
+pub const DEFAULT_MULTIPLIER: f64 = 2.0;
+/// The largest single delay when nothing sets `--cap`.
+pub const DEFAULT_CAP: Duration = Duration::from_secs(64);
+/// The jitter mode when nothing sets `--jitter`.
+pub const DEFAULT_JITTER: Jitter = Jitter::Full;
+/// Retries after the first attempt when nothing sets `--max-retries` (6 attempts in all).
+pub const DEFAULT_MAX_RETRIES: u64 = 5;
+/// The grace between TERM and KILL when nothing sets `--kill-after`.
+pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(10);
+
+/// Where a backoff or stopping setting took its value from: named in error messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// A flag on the command line.
+    Flag,
+    /// Its `RETRY_<FLAG>` variable.
+    Env,
+    /// A preset, given as `--preset` (`false`) or as `RETRY_PRESET` (`true`).
+    Preset(Preset, bool),
+    /// retry's built-in default.
+    Default,
+}
+
+impl Source {
+    /// ` from ...` for a message about flag `long` (without dashes); empty for a flag or a
+    /// default, which need no explanation.
+    fn suffix(self, long: &str) -> String {
+        match self {
+            Source::Flag | Source::Default => String::new(),
+            Source::Env => format!(" from RETRY_{}", long.to_uppercase().replace('-', "_")),
+            Source::Preset(p, false) => format!(" from --preset {}", p.name()),
+            Source::Preset(p, true) => format!(" from RETRY_PRESET={}", p.name()),
+        }
+    }
+}
+
+/// The settings of the flags that a preset may also set, keeping only those whose argument id
+/// `keep` accepts.
+fn settings_of(cli: &Cli, keep: impl Fn(&str) -> bool) -> Settings {
+    fn only<T>(keep: bool, value: Option<T>) -> Option<T> {
+        value.filter(|_| keep)
+    }
+    let (b, s) = (&cli.backoff, &cli.stopping);
+    Settings {
+        base: only(keep("base"), b.base),
+        multiplier: only(keep("multiplier"), b.multiplier),
+        cap: only(keep("cap"), b.cap),
+        jitter: only(keep("jitter"), b.jitter),
+        max_retries: only(keep("max_retries"), s.max_retries),
+        deadline: only(keep("deadline"), s.deadline),
+    }
+}
+
+/// The sources of the preset-able settings, highest precedence first: flags, `--preset`,
+/// `RETRY_<FLAG>` variables, `RETRY_PRESET` (the built-in default comes after them all).
+fn layers(cli: &Cli, origins: &Origins) -> Vec<(Settings, Source)> {
+    let preset = cli.backoff.preset.map(|p| (p, origins.is_env("preset")));
+    let mut layers = vec![(settings_of(cli, |id| !origins.is_env(id)), Source::Flag)];
+    if let Some((p, false)) = preset {
+        layers.push((p.settings(), Source::Preset(p, false)));
+    }
+    layers.push((settings_of(cli, |id| origins.is_env(id)), Source::Env));
+    if let Some((p, true)) = preset {
+        layers.push((p.settings(), Source::Preset(p, true)));
+    }
+    layers
+}
+
+/// The first layer's value for one setting, and where it came from.
+fn pick<T>(
+    layers: &[(Settings, Source)],
+    get: impl Fn(&Settings) -> Option<T>,
+) -> Option<(T, Source)> {
+    layers
+        .iter()
+        .find_map(|(settings, source)| get(settings).map(|v| (v, *source)))
+}
+
 impl Config {
-    /// Validates the parsed command line.
+    /// Validates the parsed command line, applying presets, `RETRY_<FLAG>` variables and
+    /// defaults.
+    ///
+    /// Precedence for each setting, highest first: a flag on the command line, `--preset` on
+    /// the command line, its `RETRY_<FLAG>` variable, `RETRY_PRESET`, the built-in default.
+    /// `origins` says which values of `cli` came from the environment.
     ///
     /// # Errors
-    /// A one-line message naming the flags and values at fault (e.g. `--cap` below `--base`).
-    pub fn from_cli(cli: Cli) -> Result<Config> {
-        if cli.cap < cli.base {
+    /// A one-line message naming the flags and values at fault (e.g. `--cap` below `--base`),
+    /// and where a value came from when it was not the command line.
+    pub fn from_cli(cli: Cli, origins: &Origins) -> Result<Config> {
+        let layers = layers(&cli, origins);
+        let (base, base_from) =
+            pick(&layers, |s| s.base).unwrap_or((DEFAULT_BASE, Source::Default));
+        let (cap, cap_from) = pick(&layers, |s| s.cap).unwrap_or((DEFAULT_CAP, Source::Default));
+        let multiplier = pick(&layers, |s| s.multiplier).map_or(DEFAULT_MULTIPLIER, |v| v.0);
+        let jitter = pick(&layers, |s| s.jitter).map_or(DEFAULT_JITTER, |v| v.0);
+        let max_retries = pick(&layers, |s| s.max_retries)
+            .map_or(Some(DEFAULT_MAX_RETRIES), |(limit, _)| limit.0);
+        let deadline = pick(&layers, |s| s.deadline).map(|v| v.0);
+        if cap < base {
             bail!(
-                "--cap ({}) must be >= --base ({})",
-                format_secs(cli.cap),
-                format_secs(cli.base)
+                "--cap ({}{}) must be >= --base ({}{})",
+                format_secs(cap),
+                cap_from.suffix("cap"),
+                format_secs(base),
+                base_from.suffix("base")
             );
         }
-        let policy = Policy::new(cli.base, cli.multiplier, cli.cap, cli.jitter)
+        let policy = Policy::new(base, multiplier, cap, jitter)
             .map_err(|e| anyhow::anyhow!("invalid backoff policy: {e}"))?;
-        let verbosity = if cli.quiet {
+        let (stopping, conditions, output) = (cli.stopping, cli.conditions, cli.output);
+        let verbosity = if output.quiet {
             Verbosity::Quiet
-        } else if cli.verbose {
+        } else if output.verbose {
             Verbosity::Verbose
         } else {
             Verbosity::Normal
         };
         Ok(Config {
             policy,
-            max_retries: cli.max_retries.0,
-            deadline: cli.deadline,
-            timeout: cli.timeout,
-            kill_after: cli.kill_after,
+            max_retries,
+            deadline,
+            timeout: stopping.timeout,
+            kill_after: stopping.kill_after.unwrap_or(DEFAULT_KILL_AFTER),
             conditions: Conditions {
-                retry_on: cli.retry_on,
-                stop_on: cli.stop_on.unwrap_or(CodeSet::empty()),
+                retry_on: conditions.retry_on,
+                stop_on: conditions.stop_on.unwrap_or(CodeSet::empty()),
             },
-            dry_run: cli.dry_run,
-            seed: cli.seed,
+            dry_run: output.dry_run,
+            seed: cli.backoff.seed,
             verbosity,
             pipeline: Pipeline {
-                replay_stdin: cli.replay_stdin,
-                stdout_on_success: cli.stdout_on_success,
-                retry_if_output: cli.retry_if_output,
-                stop_if_output: cli.stop_if_output,
-                delay_from_output: cli.delay_from_output,
+                replay_stdin: output.replay_stdin,
+                stdout_on_success: output.stdout_on_success,
+                retry_if_output: conditions.retry_if_output,
+                stop_if_output: conditions.stop_if_output,
+                delay_from_output: conditions.delay_from_output,
             },
             command: cli.command,
         })
@@ -127,5 +232,60 @@ impl Config {
     /// Attempts in all (`max_retries + 1`), `None` when unlimited.
     pub fn max_attempts(&self) -> Option<u64> {
         self.max_retries.map(|r| r.saturating_add(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, FromArgMatches};
+
+    /// Parses `args` without reading the environment, then marks the ids in `from_env` as if
+    /// their values had come from `RETRY_<FLAG>` variables.
+    fn config(args: &[&str], from_env: &[&str]) -> Result<Config> {
+        let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
+        let matches = command
+            .try_get_matches_from(["retry", "--dry-run"].iter().chain(args))
+            .unwrap();
+        let mut origins = Origins::default();
+        from_env.iter().for_each(|id| origins.set_env(id));
+        Config::from_cli(Cli::from_arg_matches(&matches).unwrap(), &origins)
+    }
+
+    #[test]
+    fn defaults_without_anything() {
+        let c = config(&[], &[]).unwrap();
+        assert_eq!(c.policy.base(), DEFAULT_BASE);
+        assert_eq!(c.policy.cap(), DEFAULT_CAP);
+        assert_eq!(c.policy.jitter(), DEFAULT_JITTER);
+        assert_eq!(c.max_retries, Some(DEFAULT_MAX_RETRIES));
+        assert_eq!(c.kill_after, DEFAULT_KILL_AFTER);
+    }
+
+    #[test]
+    fn flag_then_preset_then_env_then_env_preset() {
+        let secs = Duration::from_secs;
+        // A flag beats a preset; the preset fills the rest.
+        let c = config(&["--preset", "aws", "-b", "3", "-c", "100"], &[]).unwrap();
+        assert_eq!((c.policy.base(), c.policy.cap()), (secs(3), secs(100)));
+        assert_eq!(c.max_retries, Some(2));
+        // --preset on the command line beats a RETRY_BASE value.
+        let c = config(&["--preset", "aws", "-b", "3"], &["base"]).unwrap();
+        assert_eq!(c.policy.base(), secs(1));
+        // A RETRY_BASE value beats RETRY_PRESET.
+        let c = config(&["--preset", "aws", "-b", "3"], &["base", "preset"]).unwrap();
+        assert_eq!(c.policy.base(), secs(3));
+        assert_eq!(c.policy.cap(), secs(20));
+    }
+
+    #[test]
+    fn cap_below_base_says_where_each_came_from() {
+        let e = config(&["--preset", "gcp", "-b", "100s"], &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--cap (64.000s from --preset gcp) must be >= --base (100.000s)"
+        );
+        let e = config(&["-c", "0.5s"], &["cap"]).unwrap_err();
+        assert!(e.to_string().contains("from RETRY_CAP"), "{e}");
     }
 }

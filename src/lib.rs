@@ -9,7 +9,9 @@ pub mod cli;
 pub mod codes;
 pub mod config;
 pub mod duration;
+pub mod generate;
 pub mod pipeline;
+pub mod preset;
 pub mod process;
 pub mod report;
 pub mod signals;
@@ -21,12 +23,9 @@ pub mod supervise;
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::Parser;
-use clap::error::ErrorKind;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
-use crate::cli::Cli;
 use crate::config::Config;
 use crate::status::Exit;
 
@@ -37,18 +36,21 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+    let parsed = match cli::parse(args) {
+        Ok(parsed) => parsed,
+        Err(cli::Stop::Display(e)) => {
             let _ = e.print();
             return Exit::Code(0);
         }
-        Err(e) => {
-            eprintln!("retry: {}", one_line(&e.render().to_string()));
+        Err(cli::Stop::Usage(message)) => {
+            eprintln!("retry: {message}");
             return Exit::Usage;
         }
     };
-    let config = match Config::from_cli(cli) {
+    if let Some(target) = parsed.cli.generate {
+        return print_generated(target);
+    }
+    let config = match Config::from_cli(parsed.cli, &parsed.origins) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("retry: {e:#}");
@@ -73,20 +75,15 @@ where
     supervise::run(&config)
 }
 
-/// clap's multi-line error as one line: the message, without the usage and help hints.
-fn one_line(rendered: &str) -> String {
-    let message = rendered
-        .split("\n\nUsage:")
-        .next()
-        .unwrap_or(rendered)
-        .split("\n\nFor more information")
-        .next()
-        .unwrap_or(rendered);
-    let message = message.strip_prefix("error: ").unwrap_or(message);
-    message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
-        .collect::<Vec<_>>()
-        .join(" ")
+/// `--generate`: the man page or a completion script on stdout. A closed pipe just ends it.
+fn print_generated(target: generate::Target) -> Exit {
+    let mut out = std::io::stdout().lock();
+    match generate::write(target, &mut out).and_then(|()| out.flush()) {
+        Ok(()) => Exit::Code(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Code(0),
+        Err(e) => {
+            eprintln!("retry: cannot write the generated {}: {e}", target.name());
+            Exit::Usage
+        }
+    }
 }

@@ -62,6 +62,11 @@ proptest! {
                     prop_assert!(d >= v - TOLERANCE * v.max(1.0));
                     prop_assert!(d <= (v + base).min(cap) + TOLERANCE * cap.max(1.0));
                 }
+                Jitter::Proportional => {
+                    // v * (1 + U(-0.2, +0.2)), never above the cap.
+                    prop_assert!(d >= v * 0.8 - TOLERANCE * v.max(1.0), "{d} below 0.8 * {v}");
+                    prop_assert!(d <= (v * 1.2).min(cap) + TOLERANCE * cap.max(1.0));
+                }
             }
         }
     }

@@ -1,0 +1,63 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'retry'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'retry' {
+            [CompletionResult]::new('--preset', '--preset', [CompletionResultType]::ParameterName, 'Start from a published policy')
+            [CompletionResult]::new('-b', '-b', [CompletionResultType]::ParameterName, 'First delay [default: 1s]')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'First delay [default: 1s]')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'Growth per retry; must be >= 1 [default: 2]')
+            [CompletionResult]::new('--multiplier', '--multiplier', [CompletionResultType]::ParameterName, 'Growth per retry; must be >= 1 [default: 2]')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Largest single delay; must be >= base [default: 64s]')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'Largest single delay; must be >= base [default: 64s]')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]')
+            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the jitter, to reproduce a schedule [default: from the OS]')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Retries after the first attempt, or "unlimited" [default: 5]')
+            [CompletionResult]::new('--max-retries', '--max-retries', [CompletionResultType]::ParameterName, 'Retries after the first attempt, or "unlimited" [default: 5]')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Total time budget from the start')
+            [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'Total time budget from the start')
+            [CompletionResult]::new('-t', '-t', [CompletionResultType]::ParameterName, 'Time limit for each attempt')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Time limit for each attempt')
+            [CompletionResult]::new('--kill-after', '--kill-after', [CompletionResultType]::ParameterName, 'Grace between TERM and KILL when an attempt is stopped [default: 10s]')
+            [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Only these statuses are retried [default: any non-zero]')
+            [CompletionResult]::new('--stop-on', '--stop-on', [CompletionResultType]::ParameterName, 'These statuses are never retried [default: 126,127,141]')
+            [CompletionResult]::new('--retry-if-output', '--retry-if-output', [CompletionResultType]::ParameterName, 'An attempt with a matching output line counts as failed, even with status 0')
+            [CompletionResult]::new('--stop-if-output', '--stop-if-output', [CompletionResultType]::ParameterName, 'An attempt with a matching output line is not retried, whatever its status')
+            [CompletionResult]::new('--delay-from-output', '--delay-from-output', [CompletionResultType]::ParameterName, 'Take the next delay from a server hint in a failed attempt''s output')
+            [CompletionResult]::new('--replay-stdin', '--replay-stdin', [CompletionResultType]::ParameterName, 'Give every attempt the same stdin: read it once, replay it from the start')
+            [CompletionResult]::new('--stdout-on-success', '--stdout-on-success', [CompletionResultType]::ParameterName, 'Hold each attempt''s stdout; print it only if that attempt succeeds')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the planned schedule and exit; runs nothing')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Silence retry''s own progress lines (never its errors)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Silence retry''s own progress lines (never its errors)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail: the command''s arguments, each attempt''s start and duration, the seed')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail: the command''s arguments, each attempt''s start and duration, the seed')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,57 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[retry] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'retry'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'retry'= {
+            cand --preset 'Start from a published policy'
+            cand -b 'First delay [default: 1s]'
+            cand --base 'First delay [default: 1s]'
+            cand -m 'Growth per retry; must be >= 1 [default: 2]'
+            cand --multiplier 'Growth per retry; must be >= 1 [default: 2]'
+            cand -c 'Largest single delay; must be >= base [default: 64s]'
+            cand --cap 'Largest single delay; must be >= base [default: 64s]'
+            cand -j 'Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]'
+            cand --jitter 'Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]'
+            cand --seed 'Seed the jitter, to reproduce a schedule [default: from the OS]'
+            cand -n 'Retries after the first attempt, or "unlimited" [default: 5]'
+            cand --max-retries 'Retries after the first attempt, or "unlimited" [default: 5]'
+            cand -d 'Total time budget from the start'
+            cand --deadline 'Total time budget from the start'
+            cand -t 'Time limit for each attempt'
+            cand --timeout 'Time limit for each attempt'
+            cand --kill-after 'Grace between TERM and KILL when an attempt is stopped [default: 10s]'
+            cand --retry-on 'Only these statuses are retried [default: any non-zero]'
+            cand --stop-on 'These statuses are never retried [default: 126,127,141]'
+            cand --retry-if-output 'An attempt with a matching output line counts as failed, even with status 0'
+            cand --stop-if-output 'An attempt with a matching output line is not retried, whatever its status'
+            cand --delay-from-output 'Take the next delay from a server hint in a failed attempt''s output'
+            cand --replay-stdin 'Give every attempt the same stdin: read it once, replay it from the start'
+            cand --stdout-on-success 'Hold each attempt''s stdout; print it only if that attempt succeeds'
+            cand --dry-run 'Print the planned schedule and exit; runs nothing'
+            cand -q 'Silence retry''s own progress lines (never its errors)'
+            cand --quiet 'Silence retry''s own progress lines (never its errors)'
+            cand -v 'More detail: the command''s arguments, each attempt''s start and duration, the seed'
+            cand --verbose 'More detail: the command''s arguments, each attempt''s start and duration, the seed'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,30 @@
+complete -c retry -l preset -d 'Start from a published policy' -r -f -a "gcp\t'Google Cloud retry guides (Memorystore, IAM): 1s doubling plus up to 1s random (additive jitter), cap 64s'
+aws\t'AWS SDK standard retry mode: full jitter, base 1s, x2, cap 20s, 3 attempts in all'
+grpc\t'gRPC connection backoff (grpc/grpc doc/connection-backoff.md): 1s, x1.6, +/-20% (proportional jitter), cap 120s'
+api-core\t'google-api-core retry (Python): 1s, x2, cap 60s, full jitter, retries until a deadline of 120s'"
+complete -c retry -s b -l base -d 'First delay [default: 1s]' -r
+complete -c retry -s m -l multiplier -d 'Growth per retry; must be >= 1 [default: 2]' -r
+complete -c retry -s c -l cap -d 'Largest single delay; must be >= base [default: 64s]' -r
+complete -c retry -s j -l jitter -d 'Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]' -r -f -a "none\t''
+full\t''
+equal\t''
+decorrelated\t''
+additive\t''
+proportional\t''"
+complete -c retry -l seed -d 'Seed the jitter, to reproduce a schedule [default: from the OS]' -r
+complete -c retry -s n -l max-retries -d 'Retries after the first attempt, or "unlimited" [default: 5]' -r
+complete -c retry -s d -l deadline -d 'Total time budget from the start' -r
+complete -c retry -s t -l timeout -d 'Time limit for each attempt' -r
+complete -c retry -l kill-after -d 'Grace between TERM and KILL when an attempt is stopped [default: 10s]' -r
+complete -c retry -l retry-on -d 'Only these statuses are retried [default: any non-zero]' -r
+complete -c retry -l stop-on -d 'These statuses are never retried [default: 126,127,141]' -r
+complete -c retry -l retry-if-output -d 'An attempt with a matching output line counts as failed, even with status 0' -r
+complete -c retry -l stop-if-output -d 'An attempt with a matching output line is not retried, whatever its status' -r
+complete -c retry -l delay-from-output -d 'Take the next delay from a server hint in a failed attempt\'s output' -r
+complete -c retry -l replay-stdin -d 'Give every attempt the same stdin: read it once, replay it from the start'
+complete -c retry -l stdout-on-success -d 'Hold each attempt\'s stdout; print it only if that attempt succeeds'
+complete -c retry -l dry-run -d 'Print the planned schedule and exit; runs nothing'
+complete -c retry -s q -l quiet -d 'Silence retry\'s own progress lines (never its errors)'
+complete -c retry -s v -l verbose -d 'More detail: the command\'s arguments, each attempt\'s start and duration, the seed'
+complete -c retry -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c retry -s V -l version -d 'Print version'

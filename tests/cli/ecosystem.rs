@@ -1,0 +1,603 @@
+//! retry among other tools: `RETRY_<FLAG>` environment variables, `--preset` (the published
+//! policies), their precedence, and the conventions (help headings, `--version`, no colour off a
+//! terminal or with NO_COLOR).
+//!
+//! Precedence, highest first: a flag, `--preset` on the command line, a `RETRY_<FLAG>`
+//! variable, `RETRY_PRESET`, the built-in default.
+
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use predicates::prelude::*;
+
+use crate::helpers::{retry, wait_with_limit};
+
+/// `retry` without any `RETRY_*` variable inherited from whoever runs the tests.
+fn clean() -> assert_cmd::Command {
+    let mut cmd = retry();
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("RETRY_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
+}
+
+/// `--dry-run` with these variables and flags: (retry number, delay, cumulative) per row, in
+/// seconds.
+fn schedule(vars: &[(&str, &str)], args: &[&str]) -> Vec<(u64, f64, f64)> {
+    let out = clean()
+        .envs(vars.iter().copied())
+        .arg("--dry-run")
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines.next().is_some_and(|h| h.starts_with("retry")),
+        "{text}"
+    );
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let secs = |s: &str| s.trim_end_matches('s').parse::<f64>().unwrap();
+            (f[0].parse().unwrap(), secs(f[1]), secs(f[2]))
+        })
+        .collect()
+}
+
+fn delays(vars: &[(&str, &str)], args: &[&str]) -> Vec<f64> {
+    schedule(vars, args).iter().map(|r| r.1).collect()
+}
+
+fn totals(vars: &[(&str, &str)], args: &[&str]) -> Vec<f64> {
+    schedule(vars, args).iter().map(|r| r.2).collect()
+}
+
+/// The dry-run table prints milliseconds: allow for its rounding.
+const ROUNDING: f64 = 0.0005;
+
+/// Expects status 125 and one stderr line `retry: ...` holding every needle; runs nothing.
+fn refuses(vars: &[(&str, &str)], args: &[&str], needles: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let out = clean()
+        .envs(vars.iter().copied())
+        .args(args)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .assert()
+        .code(125)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
+    assert!(stderr.starts_with("retry: "), "{stderr:?}");
+    for n in needles {
+        assert!(stderr.contains(n), "{stderr:?} lacks {n:?}");
+    }
+    assert!(!stderr.contains("panicked"));
+    assert!(out.stdout.is_empty());
+    assert!(!marker.exists(), "the command ran");
+}
+
+// ---- RETRY_<FLAG> variables ----
+
+#[test]
+fn env_sets_base_cap_and_max_retries() {
+    let vars = [
+        ("RETRY_BASE", "2"),
+        ("RETRY_CAP", "5s"),
+        ("RETRY_MAX_RETRIES", "4"),
+    ];
+    assert_eq!(delays(&vars, &["-j", "none"]), vec![2.0, 4.0, 5.0, 5.0]);
+}
+
+#[test]
+fn env_sets_jitter_and_multiplier() {
+    let vars = [("RETRY_JITTER", "none"), ("RETRY_MULTIPLIER", "3")];
+    assert_eq!(delays(&vars, &["-n", "3"]), vec![1.0, 3.0, 9.0]);
+}
+
+#[test]
+fn env_deadline_cuts_the_dry_run_rows() {
+    // none: cumulative 1, 3, 7, 15: a deadline of 15s keeps 1, 3 and 7.
+    let vars = [("RETRY_DEADLINE", "15s")];
+    assert_eq!(
+        totals(&vars, &["-j", "none", "-n", "unlimited"]),
+        vec![1.0, 3.0, 7.0]
+    );
+}
+
+#[test]
+fn env_seed_reproduces_a_schedule() {
+    let seeded = schedule(&[("RETRY_SEED", "42")], &["-n", "8"]);
+    assert_eq!(seeded, schedule(&[], &["--seed", "42", "-n", "8"]));
+}
+
+#[test]
+fn flags_override_env() {
+    let vars = [
+        ("RETRY_BASE", "2"),
+        ("RETRY_MAX_RETRIES", "4"),
+        ("RETRY_JITTER", "full"),
+        ("RETRY_DEADLINE", "1s"),
+    ];
+    let args = ["-b", "3", "-n", "2", "-j", "none", "-c", "100", "-d", "1h"];
+    assert_eq!(delays(&vars, &args), vec![3.0, 6.0]);
+}
+
+#[test]
+fn empty_variables_count_as_unset() {
+    let vars = [
+        ("RETRY_BASE", ""),
+        ("RETRY_MAX_RETRIES", ""),
+        ("RETRY_PRESET", ""),
+        ("RETRY_JITTER", ""),
+    ];
+    assert_eq!(
+        delays(&vars, &["-j", "none"]),
+        vec![1.0, 2.0, 4.0, 8.0, 16.0]
+    );
+    // An empty RETRY_JITTER is not "none": the default full jitter stays under the curve.
+    let full = schedule(&vars, &["--seed", "1"]);
+    assert_eq!(full, schedule(&[], &["--seed", "1"]));
+}
+
+#[test]
+fn env_max_retries_applies_to_real_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    clean()
+        .env("RETRY_MAX_RETRIES", "2")
+        .env("RETRY_BASE", "0")
+        .args(["-q", "--", "sh", "-c"])
+        .arg(format!("echo x >> {}; exit 3", log.display()))
+        .assert()
+        .code(3);
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 3);
+}
+
+#[test]
+fn env_timeout_stops_an_attempt() {
+    let started = Instant::now();
+    clean()
+        .env("RETRY_TIMEOUT", "200ms")
+        .args(["-n", "0", "--", "sleep", "30"])
+        .assert()
+        .code(124);
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn env_deadline_stops_a_running_attempt() {
+    let started = Instant::now();
+    clean()
+        .env("RETRY_DEADLINE", "300ms")
+        .args(["-n", "unlimited", "--", "sleep", "30"])
+        .assert()
+        .code(124);
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn env_kill_after_escalates_to_kill() {
+    clean()
+        .env("RETRY_TIMEOUT", "100ms")
+        .env("RETRY_KILL_AFTER", "100ms")
+        .args(["-n", "0", "--", "sh", "-c", "trap '' TERM; sleep 30"])
+        .assert()
+        .code(137);
+}
+
+#[test]
+fn env_stop_on_and_retry_on_decide_what_is_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let script = format!("echo x >> {}; exit 3", log.display());
+    for (var, value) in [("RETRY_STOP_ON", "3"), ("RETRY_RETRY_ON", "1,2")] {
+        std::fs::write(&log, "").unwrap();
+        clean()
+            .env(var, value)
+            .args(["-q", "-b", "0", "-n", "4", "--", "sh", "-c", &script])
+            .assert()
+            .code(3);
+        let attempts = std::fs::read_to_string(&log).unwrap().lines().count();
+        assert_eq!(attempts, 1, "{var}={value}");
+    }
+}
+
+#[test]
+fn bad_environment_values_name_the_variable_flag_and_value() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("RETRY_BASE", "abc", "--base"),
+        ("RETRY_MULTIPLIER", "0.5", "--multiplier"),
+        ("RETRY_CAP", "-5s", "--cap"),
+        ("RETRY_JITTER", "fulll", "--jitter"),
+        ("RETRY_SEED", "x", "--seed"),
+        ("RETRY_MAX_RETRIES", "lots", "--max-retries"),
+        ("RETRY_DEADLINE", "soon", "--deadline"),
+        ("RETRY_TIMEOUT", "NaN", "--timeout"),
+        ("RETRY_KILL_AFTER", "1x", "--kill-after"),
+        ("RETRY_RETRY_ON", "1,300", "--retry-on"),
+        ("RETRY_STOP_ON", "SIGNOPE", "--stop-on"),
+        ("RETRY_PRESET", "azure", "--preset"),
+    ];
+    for (var, value, flag) in cases {
+        refuses(&[(var, value)], &[], &[var, flag, &format!("'{value}'")]);
+    }
+}
+
+#[test]
+fn a_variable_is_not_read_when_its_flag_is_given() {
+    assert_eq!(
+        delays(
+            &[("RETRY_BASE", "abc")],
+            &["-b", "2", "-j", "none", "-n", "1"]
+        ),
+        vec![2.0]
+    );
+}
+
+#[test]
+fn a_policy_from_the_environment_that_contradicts_itself_names_its_source() {
+    refuses(
+        &[("RETRY_CAP", "500ms")],
+        &[],
+        &["--cap", "RETRY_CAP", "--base"],
+    );
+    refuses(
+        &[("RETRY_PRESET", "aws")],
+        &["-b", "30s"],
+        &["--cap", "RETRY_PRESET=aws", "--base"],
+    );
+    refuses(&[], &["--preset", "aws", "-b", "30s"], &["--preset aws"]);
+}
+
+// ---- presets ----
+
+#[test]
+fn unknown_presets_are_refused_naming_them() {
+    refuses(&[], &["--preset", "azure"], &["--preset", "'azure'", "aws"]);
+    refuses(&[], &["--preset", "AWS"], &["--preset", "'AWS'"]);
+}
+
+#[test]
+fn aws_preset_is_three_attempts_of_full_jitter_capped_at_20s() {
+    assert_eq!(
+        delays(&[], &["--preset", "aws", "-j", "none"]),
+        vec![1.0, 2.0]
+    );
+    for seed in 0..20 {
+        let rows = schedule(&[], &["--preset", "aws", "--seed", &seed.to_string()]);
+        assert_eq!(rows.len(), 2, "3 attempts in all: {rows:?}");
+        for (n, delay, _) in rows {
+            let v = f64::min(20.0, 2f64.powi(n as i32 - 1));
+            assert!((0.0..=v + ROUNDING).contains(&delay), "{n}: {delay}");
+        }
+    }
+    // The cap is 20s: with no jitter and more retries, it shows.
+    assert_eq!(
+        delays(&[], &["--preset", "aws", "-j", "none", "-n", "7"]),
+        vec![1.0, 2.0, 4.0, 8.0, 16.0, 20.0, 20.0]
+    );
+}
+
+#[test]
+fn api_core_preset_retries_until_its_120s_deadline() {
+    // 1, 2, 4 ... capped at 60: cumulative 1, 3, 7, 15, 31, 63, then 123 reaches the deadline.
+    assert_eq!(
+        totals(&[], &["--preset", "api-core", "-j", "none"]),
+        vec![1.0, 3.0, 7.0, 15.0, 31.0, 63.0]
+    );
+    for seed in 0..20 {
+        let rows = schedule(&[], &["--preset", "api-core", "--seed", &seed.to_string()]);
+        // Unlimited retries: only the deadline (or the 20-row limit of the table) ends it.
+        assert!(rows.len() >= 6, "{rows:?}");
+        for (n, delay, total) in rows {
+            let v = f64::min(60.0, 2f64.powi(n as i32 - 1));
+            assert!(delay <= v + ROUNDING, "{n}: {delay} > {v}");
+            assert!(total < 120.0, "row {n} reaches the deadline: {total}");
+        }
+    }
+}
+
+#[test]
+fn gcp_preset_adds_up_to_a_second_to_doubling_delays_capped_at_64s() {
+    for seed in 0..20 {
+        let rows = schedule(
+            &[],
+            &["--preset", "gcp", "-n", "10", "--seed", &seed.to_string()],
+        );
+        assert_eq!(rows.len(), 10);
+        for (n, delay, _) in rows {
+            let v = 2f64.powi(n as i32 - 1);
+            let (lo, hi) = (v.min(64.0), (v + 1.0).min(64.0));
+            assert!(
+                delay >= lo - ROUNDING && delay <= hi + ROUNDING,
+                "{n}: {delay} not in [{lo}, {hi}]"
+            );
+        }
+    }
+}
+
+#[test]
+fn grpc_preset_stays_within_twenty_percent_of_1_6_to_the_n_and_under_120s() {
+    for seed in 0..20 {
+        let rows = schedule(
+            &[],
+            &["--preset", "grpc", "-n", "20", "--seed", &seed.to_string()],
+        );
+        assert_eq!(rows.len(), 20);
+        for (n, delay, _) in rows {
+            let v = f64::min(120.0, 1.6f64.powi(n as i32 - 1));
+            assert!(delay >= 0.8 * v - ROUNDING, "{n}: {delay} < 0.8 * {v}");
+            assert!(delay <= 1.2 * v + ROUNDING, "{n}: {delay} > 1.2 * {v}");
+            assert!(delay <= 120.0, "{n}: {delay} above the cap");
+        }
+    }
+    assert_eq!(
+        delays(&[], &["--preset", "grpc", "-j", "none", "-n", "3"]),
+        vec![1.0, 1.6, 2.56]
+    );
+}
+
+#[test]
+fn proportional_jitter_never_exceeds_the_cap() {
+    let rows = schedule(
+        &[],
+        &[
+            "-j",
+            "proportional",
+            "-b",
+            "1",
+            "-m",
+            "3",
+            "-c",
+            "5",
+            "-n",
+            "30",
+        ],
+    );
+    assert_eq!(rows.len(), 30);
+    assert!(rows.iter().all(|r| r.1 <= 5.0), "{rows:?}");
+    assert!(
+        rows.iter().skip(3).all(|r| r.1 >= 4.0 - ROUNDING),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn explicit_flags_override_a_preset() {
+    assert_eq!(
+        delays(
+            &[],
+            &["--preset", "aws", "-n", "4", "-c", "3", "-j", "none"]
+        ),
+        vec![1.0, 2.0, 3.0, 3.0]
+    );
+    assert_eq!(
+        totals(&[], &["--preset", "api-core", "-d", "10s", "-j", "none"]),
+        vec![1.0, 3.0, 7.0]
+    );
+    assert_eq!(
+        delays(
+            &[],
+            &[
+                "--preset", "grpc", "-m", "2", "-b", "2", "-j", "none", "-n", "2"
+            ]
+        ),
+        vec![2.0, 4.0]
+    );
+}
+
+// ---- precedence: flag > --preset > RETRY_<FLAG> > RETRY_PRESET > default ----
+
+#[test]
+fn a_preset_on_the_command_line_beats_environment_values() {
+    let vars = [("RETRY_BASE", "3"), ("RETRY_MAX_RETRIES", "6")];
+    assert_eq!(
+        delays(&vars, &["--preset", "aws", "-j", "none"]),
+        vec![1.0, 2.0]
+    );
+}
+
+#[test]
+fn environment_values_beat_retry_preset() {
+    let vars = [
+        ("RETRY_PRESET", "aws"),
+        ("RETRY_BASE", "3"),
+        ("RETRY_CAP", "100"),
+    ];
+    // aws's 3 attempts stay; the base and cap come from their variables.
+    assert_eq!(delays(&vars, &["-j", "none"]), vec![3.0, 6.0]);
+}
+
+#[test]
+fn retry_preset_alone_sets_the_policy_and_a_flag_preset_replaces_it() {
+    let vars = [("RETRY_PRESET", "aws")];
+    assert_eq!(delays(&vars, &["-j", "none"]), vec![1.0, 2.0]);
+    assert_eq!(
+        totals(&vars, &["--preset", "api-core", "-j", "none"]),
+        vec![1.0, 3.0, 7.0, 15.0, 31.0, 63.0]
+    );
+}
+
+#[test]
+fn a_flag_beats_everything() {
+    let vars = [
+        ("RETRY_PRESET", "aws"),
+        ("RETRY_BASE", "3"),
+        ("RETRY_MAX_RETRIES", "9"),
+    ];
+    let args = [
+        "--preset", "gcp", "-b", "5", "-c", "100", "-n", "2", "-j", "none",
+    ];
+    assert_eq!(delays(&vars, &args), vec![5.0, 10.0]);
+}
+
+#[test]
+fn help_states_the_precedence_rule() {
+    let out = clean()
+        .arg("--help")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let words = String::from_utf8(out).unwrap();
+    let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(
+            "Precedence, highest first: a flag on the command line, --preset on the command \
+             line, a RETRY_<FLAG> variable, RETRY_PRESET, the built-in default"
+        ),
+        "{words}"
+    );
+}
+
+// ---- conventions ----
+
+#[test]
+fn help_groups_flags_under_headings_with_short_and_long_texts() {
+    let long = String::from_utf8(
+        clean()
+            .arg("--help")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    let short = String::from_utf8(
+        clean()
+            .arg("-h")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    let mut at = 0;
+    for heading in ["Backoff:", "Stopping:", "Conditions:", "Output:"] {
+        let found = long[at..]
+            .find(&format!("\n{heading}\n"))
+            .unwrap_or_else(|| panic!("{heading} missing or out of order"));
+        at += found + 1;
+        assert!(
+            short.contains(&format!("\n{heading}\n")),
+            "-h lacks {heading}"
+        );
+    }
+    // -h has the one-line help only; --help adds the long text.
+    assert!(short.contains("First delay"));
+    assert!(!short.contains("humantime syntax"));
+    assert!(long.contains("humantime syntax"));
+    assert!(long.len() > 2 * short.len());
+    // Each preset cites its source; the environment variables are shown.
+    for source in [
+        "Google Cloud retry guides",
+        "AWS SDK standard retry mode",
+        "grpc/grpc doc/connection-backoff.md",
+        "google-api-core",
+    ] {
+        assert!(long.contains(source), "--help lacks {source:?}");
+    }
+    assert!(long.contains("RETRY_MAX_RETRIES") && long.contains("RETRY_PRESET"));
+    // --generate is for packagers.
+    assert!(!long.contains("--generate"));
+}
+
+#[test]
+fn version_prints_name_and_version() {
+    clean()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(format!("retry {}\n", env!("CARGO_PKG_VERSION")));
+    clean()
+        .arg("-V")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("retry "));
+}
+
+/// Runs retry with `args` and `vars` with its stdout on a pty (stderr and stdin not), and
+/// returns what it printed.
+fn on_a_terminal(vars: &[(&str, &str)], args: &[&str]) -> String {
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let slave: OwnedFd = pty.slave;
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("RETRY_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env("TERM", "xterm-256color")
+        .envs(vars.iter().copied())
+        .args(args)
+        .stdout(slave);
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let mut master = std::fs::File::from(pty.master);
+    let mut out = Vec::new();
+    // Read until the child closes the pty (EIO on Linux once the slave side is gone).
+    let mut buf = [0u8; 4096];
+    loop {
+        match master.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    assert!(wait_with_limit(&mut child).success());
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn help_is_styled_only_on_a_terminal_and_never_with_no_color() {
+    let styled = on_a_terminal(&[], &["-h"]);
+    assert!(styled.contains("Backoff"), "{styled:?}");
+    assert!(
+        styled.contains('\x1b'),
+        "no styling on a terminal: {styled:?}"
+    );
+    let plain = on_a_terminal(&[("NO_COLOR", "1")], &["-h"]);
+    assert!(plain.contains("Backoff"), "{plain:?}");
+    assert!(
+        !plain.contains('\x1b'),
+        "styled despite NO_COLOR: {plain:?}"
+    );
+    // Not a terminal: no escapes, whatever TERM says.
+    clean()
+        .env("TERM", "xterm-256color")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\x1b").not());
+}
+
+#[test]
+fn errors_are_never_styled() {
+    let out = clean()
+        .env("TERM", "xterm-256color")
+        .env("CLICOLOR_FORCE", "1")
+        .args(["--bogus", "true"])
+        .assert()
+        .code(125)
+        .get_output()
+        .clone();
+    assert!(!String::from_utf8(out.stderr).unwrap().contains('\x1b'));
+}

@@ -1,0 +1,149 @@
+//! The committed man page and completion scripts are what `retry --generate` prints from the
+//! current clap definition. After changing a flag, rewrite them with
+//! `RETRY_REGENERATE=1 cargo test generated` and commit the result.
+
+use std::path::PathBuf;
+
+use retry::generate::Target;
+
+use crate::helpers::retry;
+
+/// `--generate` values and the files they are committed to, relative to the repository root.
+fn generated() -> impl Iterator<Item = (&'static str, &'static str)> {
+    Target::ALL.into_iter().map(|t| (t.name(), t.path()))
+}
+
+/// `retry --generate what`'s stdout, with `vars` set and no other `RETRY_*` variable.
+fn generate(what: &str, vars: &[(&str, &str)]) -> Vec<u8> {
+    let mut cmd = retry();
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("RETRY_") {
+            cmd.env_remove(name);
+        }
+    }
+    let out = cmd
+        .envs(vars.iter().copied())
+        .args(["--generate", what])
+        .assert()
+        .success()
+        .stderr("")
+        .get_output()
+        .stdout
+        .clone();
+    assert!(!out.is_empty(), "--generate {what} printed nothing");
+    out
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn committed_man_page_and_completions_are_up_to_date() {
+    let rewrite = std::env::var_os("RETRY_REGENERATE").is_some_and(|v| v == "1");
+    let mut stale = Vec::new();
+    for (what, path) in generated() {
+        let generated = generate(what, &[]);
+        let file = root().join(path);
+        if rewrite {
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, &generated).unwrap();
+        } else if std::fs::read(&file).ok().as_deref() != Some(&generated[..]) {
+            stale.push(path);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "out of date: {stale:?}; rewrite them with `RETRY_REGENERATE=1 cargo test generated`"
+    );
+}
+
+#[test]
+fn generate_needs_no_command_and_ignores_the_environment() {
+    for (what, _) in generated() {
+        let plain = generate(what, &[]);
+        // Variables neither change the output (no values shown) nor stop it when bad.
+        let with_vars = generate(
+            what,
+            &[
+                ("RETRY_BASE", "5s"),
+                ("RETRY_PRESET", "aws"),
+                ("RETRY_MAX_RETRIES", "lots"),
+            ],
+        );
+        assert_eq!(plain, with_vars, "{what}");
+    }
+}
+
+#[test]
+fn generate_refuses_unknown_targets() {
+    retry()
+        .args(["--generate", "tcsh"])
+        .assert()
+        .code(125)
+        .stderr(predicates::str::contains("'tcsh'"));
+}
+
+#[test]
+fn man_page_has_the_extra_sections() {
+    let man = String::from_utf8(generate("man", &[])).unwrap();
+    let mut at = 0;
+    for section in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH DESCRIPTION",
+        ".SH BACKOFF",
+        ".SH STOPPING",
+        ".SH CONDITIONS",
+        ".SH OUTPUT",
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+        ".SH SIGNALS",
+        ".SH EXAMPLES",
+    ] {
+        let found = man[at..]
+            .find(section)
+            .unwrap_or_else(|| panic!("{section} missing or out of order"));
+        at += found;
+    }
+    // Every RETRY_<FLAG> variable, the attempt's own variables, the presets' sources.
+    for needle in [
+        "RETRY_BASE",
+        "RETRY_CAP",
+        "RETRY_JITTER",
+        "RETRY_MAX_RETRIES",
+        "RETRY_DEADLINE",
+        "RETRY_TIMEOUT",
+        "RETRY_PRESET",
+        "RETRY_ATTEMPT",
+        "RETRY_MAX_ATTEMPTS",
+        "NO_COLOR",
+        "connection\\-backoff.md",
+        "google\\-api\\-core",
+        "AWS SDK standard retry mode",
+        "Google Cloud retry guides",
+    ] {
+        assert!(man.contains(needle), "man page lacks {needle:?}");
+    }
+    assert_eq!(man.matches(".TH ").count(), 1);
+}
+
+#[test]
+fn completions_know_the_flags_and_their_values() {
+    for (what, _) in generated().filter(|(w, _)| *w != "man") {
+        let text = String::from_utf8(generate(what, &[])).unwrap();
+        for needle in ["max-retries", "preset", "kill-after"] {
+            assert!(text.contains(needle), "{what} completions lack {needle:?}");
+        }
+        // clap_complete's elvish and PowerShell scripts complete flags only, not their values.
+        if !["elvish", "powershell"].contains(&what) {
+            for needle in ["api-core", "proportional"] {
+                assert!(text.contains(needle), "{what} completions lack {needle:?}");
+            }
+        }
+        assert!(
+            !text.contains("--generate"),
+            "{what} offers the hidden --generate"
+        );
+    }
+}
