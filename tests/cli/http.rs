@@ -119,10 +119,16 @@ fn answer(mut stream: TcpStream, (code, reason, body): Reply) -> Option<String> 
     Some(request_line)
 }
 
-/// `retry ARGS -- curl -fsS URL`, with proxies out of the way so curl talks to 127.0.0.1.
-/// (assert_cmd gives the command an empty, closed stdin.)
+/// `retry ARGS -- curl -fsS URL`, with proxies out of the way so curl talks to 127.0.0.1, and
+/// no `RETRY_<FLAG>` settings from the caller's environment. (assert_cmd gives the command an
+/// empty, closed stdin.)
 fn retry_curl(args: &[&str], url: &str) -> assert_cmd::assert::Assert {
     let mut cmd = retry();
+    for (var, _) in std::env::vars_os() {
+        if var.to_string_lossy().starts_with("RETRY_") {
+            cmd.env_remove(var);
+        }
+    }
     for var in [
         "http_proxy",
         "HTTP_PROXY",
