@@ -23,7 +23,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-b -m -c -j -n -d -t -q -v -h -V --preset --base --multiplier --cap --jitter --seed --max-retries --deadline --timeout --kill-after --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --replay-stdin --stdout-on-success --dry-run --quiet --verbose --help --version"
+            opts="-b -m -c -j -n -d -t -q -v -h -V --preset --base --multiplier --cap --jitter --seed --max-retries --deadline --timeout --kill-after --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --replay-stdin --stdout-on-success --dry-run --quiet --verbose --log-format --on-retry --on-retry-fail --on-give-up --simulate --runs --model --capacity --plot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -58,11 +58,11 @@ _retry() {
                     return 0
                     ;;
                 --jitter)
-                    COMPREPLY=($(compgen -W "none full equal decorrelated additive proportional" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "none full equal decorrelated additive proportional no-backoff" -- "${cur}"))
                     return 0
                     ;;
                 -j)
-                    COMPREPLY=($(compgen -W "none full equal decorrelated additive proportional" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "none full equal decorrelated additive proportional no-backoff" -- "${cur}"))
                     return 0
                     ;;
                 --seed)
@@ -115,6 +115,53 @@ _retry() {
                     ;;
                 --delay-from-output)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --on-retry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-retry-fail)
+                    COMPREPLY=($(compgen -W "continue stop" -- "${cur}"))
+                    return 0
+                    ;;
+                --on-give-up)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --simulate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -W "occ rate-limit" -- "${cur}"))
+                    return 0
+                    ;;
+                --capacity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --plot)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 *)

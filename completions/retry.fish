@@ -10,7 +10,8 @@ full\t''
 equal\t''
 decorrelated\t''
 additive\t''
-proportional\t''"
+proportional\t''
+no-backoff\t''"
 complete -c retry -l seed -d 'Seed the jitter, to reproduce a schedule [default: from the OS]' -r
 complete -c retry -s n -l max-retries -d 'Retries after the first attempt, or "unlimited" [default: 5]' -r
 complete -c retry -s d -l deadline -d 'Total time budget from the start' -r
@@ -21,6 +22,18 @@ complete -c retry -l stop-on -d 'These statuses are never retried [default: 126,
 complete -c retry -l retry-if-output -d 'An attempt with a matching output line counts as failed, even with status 0' -r
 complete -c retry -l stop-if-output -d 'An attempt with a matching output line is not retried, whatever its status' -r
 complete -c retry -l delay-from-output -d 'Take the next delay from a server hint in a failed attempt\'s output' -r
+complete -c retry -l log-format -d 'Format of retry\'s own progress: text or json [default: text]' -r -f -a "text\t'Lines for people: `retry: attempt 1 of 6: ...`'
+json\t'One JSON object per event and line, for machines'"
+complete -c retry -l on-retry -d 'Run CMD with `sh -c` before each retry' -r
+complete -c retry -l on-retry-fail -d 'What a failing --on-retry hook does: continue or stop [default: continue]' -r -f -a "continue\t'Report it and go on retrying'
+stop\t'Give up at once'"
+complete -c retry -l on-give-up -d 'Run CMD with `sh -c` once, when giving up' -r
+complete -c retry -l simulate -d 'Simulate CLIENTS clients contending for one server; runs no COMMAND' -r
+complete -c retry -l runs -d 'Runs averaged per point of the simulation [default: 100]' -r
+complete -c retry -l model -d 'What the simulated clients contend for: occ or rate-limit [default: occ]' -r -f -a "occ\t'One row under optimistic concurrency, as the published simulator'
+rate-limit\t'A server admitting --capacity requests per second'"
+complete -c retry -l capacity -d 'Requests per second the rate-limit server admits (needed by --model rate-limit)' -r
+complete -c retry -l plot -d 'Sweep the clients from 10 up to CLIENTS and draw an SVG chart to FILE' -r -F
 complete -c retry -l replay-stdin -d 'Give every attempt the same stdin: read it once, replay it from the start'
 complete -c retry -l stdout-on-success -d 'Hold each attempt\'s stdout; print it only if that attempt succeeds'
 complete -c retry -l dry-run -d 'Print the planned schedule and exit; runs nothing'

@@ -12,10 +12,11 @@
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
+use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, ValueHint};
@@ -23,9 +24,11 @@ use regex::bytes::Regex;
 
 use crate::backoff::Jitter;
 use crate::codes::CodeSet;
+use crate::config::{HookFailure, LogFormat};
 use crate::duration::parse_duration;
 use crate::generate::Target;
 use crate::preset::Preset;
+use crate::simulate::{Mode, SimulateArgs};
 
 /// Run a command again, with exponential backoff and jitter, until it succeeds.
 ///
@@ -55,7 +58,8 @@ pub struct Cli {
     /// Executed directly, never through a shell: write `sh -c '...'` for pipes and
     /// redirections. Everything after the first non-option word (or after `--`) belongs to
     /// the command, so `retry -n 3 curl -n ...` passes `-n` to curl.
-    #[arg(value_name = "COMMAND", required_unless_present_any = ["dry_run", "generate"],
+    #[arg(value_name = "COMMAND",
+          required_unless_present_any = ["dry_run", "generate", "simulate"],
           trailing_var_arg = true, num_args = 1.., value_hint = ValueHint::CommandWithArguments)]
     pub command: Vec<OsString>,
 
@@ -74,6 +78,14 @@ pub struct Cli {
     /// What retry prints, and what the attempts see of stdin and stdout.
     #[command(flatten)]
     pub output: OutputArgs,
+
+    /// Commands run before each retry and on giving up.
+    #[command(flatten)]
+    pub hooks: HookArgs,
+
+    /// The contention simulation, run instead of a command.
+    #[command(flatten)]
+    pub simulate: SimulateArgs,
 }
 
 /// The "Backoff" heading: the delays between attempts.
@@ -119,10 +131,11 @@ pub struct BackoffArgs {
     /// Architecture Blog, "Exponential Backoff And Jitter"); additive
     /// min(cap, base * multiplier^n + U(0, base)) (Google Cloud's retry guides); proportional
     /// min(cap, v * (1 + U(-0.2, 0.2))) (gRPC connection backoff, grpc/grpc
-    /// doc/connection-backoff.md, kept under the cap).
+    /// doc/connection-backoff.md, kept under the cap). With --simulate, a comma-separated
+    /// list of modes to compare, no-backoff (retry at once) among them.
     #[arg(allow_hyphen_values = true, short, long, env = "RETRY_JITTER", value_name = "MODE",
-          value_parser = jitter_parser(), hide_possible_values = true)]
-    pub jitter: Option<Jitter>,
+          value_parser = JitterListParser, hide_possible_values = true)]
+    pub jitter: Option<JitterList>,
 
     /// Seed the jitter, to reproduce a schedule [default: from the OS]
     ///
@@ -255,6 +268,46 @@ pub struct OutputArgs {
     /// RETRY_<FLAG> variables have been applied.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Format of retry's own progress: text or json [default: text]
+    ///
+    /// json writes one JSON object per line on stderr for each event: attempt_start,
+    /// attempt_end (with its status), wait (with the delay), hook, give_up, success and
+    /// interrupted, each with "elapsed" seconds since retry started, for CI systems to parse.
+    /// --quiet silences them too.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text,
+          hide_default_value = true)]
+    pub log_format: LogFormat,
+}
+
+/// The "Hooks" heading: commands run around the retrying.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Hooks")]
+pub struct HookArgs {
+    /// Run CMD with `sh -c` before each retry
+    ///
+    /// Runs after a failed attempt, before the wait, with RETRY_ATTEMPT (the attempt that
+    /// failed), RETRY_MAX_ATTEMPTS, RETRY_LAST_STATUS and RETRY_DELAY (seconds, three
+    /// decimals) added to the inherited environment. Its stdout goes to retry's stderr, its
+    /// stdin is /dev/null. A failing hook is reported; retrying goes on unless
+    /// --on-retry-fail stop.
+    #[arg(long, value_name = "CMD")]
+    pub on_retry: Option<String>,
+
+    /// What a failing --on-retry hook does: continue or stop [default: continue]
+    ///
+    /// stop gives up at once, with the last attempt's status.
+    #[arg(long, value_name = "ACTION", value_enum, default_value_t = HookFailure::Continue,
+          hide_default_value = true)]
+    pub on_retry_fail: HookFailure,
+
+    /// Run CMD with `sh -c` once, when giving up
+    ///
+    /// With RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS and RETRY_LAST_STATUS added to the inherited
+    /// environment; its stdout goes to retry's stderr. Not run on success, nor when a signal
+    /// stops retry. Its own status does not change retry's.
+    #[arg(long, value_name = "CMD")]
+    pub on_give_up: Option<String>,
 }
 
 /// `--max-retries`: a count or `unlimited`.
@@ -271,6 +324,86 @@ impl FromStr for RetryLimit {
         s.parse::<u64>()
             .map(|n| RetryLimit(Some(n)))
             .map_err(|_| "expected a number of retries (0 or more) or 'unlimited'".into())
+    }
+}
+
+/// `--jitter`: the mode of a run, or with `--simulate` a list of modes to compare.
+///
+/// Written as comma-separated names ([`Mode::ALL`]: the jitter modes and `no-backoff`), exact
+/// and in order, none twice. Only a list of one jitter mode ([`JitterList::single`]) is a
+/// run's policy; [`crate::config`] refuses the rest unless simulating.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JitterList(pub Vec<Mode>);
+
+impl JitterList {
+    /// The jitter mode of a run: `None` for several modes or `no-backoff`.
+    pub fn single(&self) -> Option<Jitter> {
+        match self.0[..] {
+            [Mode::Backoff(jitter)] => Some(jitter),
+            _ => None,
+        }
+    }
+}
+
+impl From<Jitter> for JitterList {
+    fn from(jitter: Jitter) -> JitterList {
+        JitterList(vec![Mode::Backoff(jitter)])
+    }
+}
+
+impl fmt::Display for JitterList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|m| m.name()).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+impl FromStr for JitterList {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut modes = Vec::new();
+        for name in s.split(',') {
+            let mode = name.parse::<Mode>().map_err(|_| {
+                let names: Vec<_> = Mode::ALL.iter().map(|m| m.name()).collect();
+                format!(
+                    "unknown jitter mode '{name}' (expected one of {}; several, \
+                     comma-separated, with --simulate)",
+                    names.join(", ")
+                )
+            })?;
+            if modes.contains(&mode) {
+                return Err(format!("mode '{name}' is listed twice"));
+            }
+            modes.push(mode);
+        }
+        Ok(JitterList(modes))
+    }
+}
+
+/// Parses `--jitter` as [`JitterList::from_str`], and tells clap the mode names, so that
+/// completions offer them.
+#[derive(Clone, Copy, Debug)]
+struct JitterListParser;
+
+impl TypedValueParser for JitterListParser {
+    type Value = JitterList;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<JitterList, clap::Error> {
+        StringValueParser::new()
+            .try_map(|s| s.parse::<JitterList>())
+            .parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            Mode::ALL.into_iter().map(|m| PossibleValue::new(m.name())),
+        ))
     }
 }
 
@@ -440,11 +573,6 @@ pub fn one_line(rendered: &str) -> String {
         .join(" ")
 }
 
-/// `--jitter`: one of [`Jitter::ALL`] by name; clap knows the names, so completions offer them.
-fn jitter_parser() -> impl TypedValueParser<Value = Jitter> {
-    PossibleValuesParser::new(Jitter::ALL.map(Jitter::name)).try_map(|s| s.parse::<Jitter>())
-}
-
 /// `--multiplier`: a finite number `>= 1`.
 fn parse_multiplier(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -494,6 +622,25 @@ mod tests {
         assert!(parse_multiplier("0.9").is_err());
         assert!(parse_multiplier("inf").is_err());
         assert!(parse_multiplier("NaN").is_err());
+    }
+
+    #[test]
+    fn jitter_lists() {
+        assert_eq!(
+            "full".parse::<JitterList>().unwrap().single(),
+            Some(Jitter::Full)
+        );
+        let list: JitterList = "none,full,no-backoff".parse().unwrap();
+        assert_eq!(list.single(), None);
+        assert_eq!(list.to_string(), "none,full,no-backoff");
+        assert_eq!("no-backoff".parse::<JitterList>().unwrap().single(), None);
+        for bad in ["", "fulll", " full", "full,", "FULL", "full,none,full"] {
+            assert!(bad.parse::<JitterList>().is_err(), "{bad:?}");
+        }
+        for jitter in Jitter::ALL {
+            assert_eq!(JitterList::from(jitter).single(), Some(jitter));
+            assert_eq!(jitter.name().parse(), Ok(JitterList::from(jitter)));
+        }
     }
 
     #[test]

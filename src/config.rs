@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 use regex::bytes::Regex;
 
 use crate::backoff::{Jitter, Policy};
-use crate::cli::{Cli, Origins};
+use crate::cli::{Cli, JitterList, Origins};
 use crate::codes::{CodeSet, Conditions};
 use crate::duration::format_secs;
 use crate::preset::{Preset, Settings};
@@ -26,6 +26,35 @@ pub enum Verbosity {
     Normal,
     /// `--verbose`: also the arguments, each attempt's start and duration, and the seed.
     Verbose,
+}
+
+/// The format of retry's own progress on stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Lines for people: `retry: attempt 1 of 6: ...`.
+    Text,
+    /// One JSON object per event and line, for machines.
+    Json,
+}
+
+/// What a failing `--on-retry` hook does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookFailure {
+    /// Report it and go on retrying.
+    Continue,
+    /// Give up at once.
+    Stop,
+}
+
+/// Commands run around the retrying (`sh -c`).
+#[derive(Clone, Debug, Default)]
+pub struct Hooks {
+    /// `--on-retry`: before each retry.
+    pub on_retry: Option<String>,
+    /// `--on-retry-fail stop`: a failing `on_retry` gives up.
+    pub stop_on_failure: bool,
+    /// `--on-give-up`: once, when giving up.
+    pub on_give_up: Option<String>,
 }
 
 /// Pipeline I/O settings: `--replay-stdin`, `--stdout-on-success` and the output conditions.
@@ -78,6 +107,10 @@ pub struct Config {
     pub seed: Option<u64>,
     /// How much to report.
     pub verbosity: Verbosity,
+    /// Text or JSON progress.
+    pub log_format: LogFormat,
+    /// `--on-retry` and `--on-give-up`.
+    pub hooks: Hooks,
     /// Pipeline I/O: stdin replay, held stdout, output conditions.
     pub pipeline: Pipeline,
     /// The program and its arguments; empty only with `dry_run`.
@@ -92,7 +125,8 @@ pub const DEFAULT_MULTIPLIER: f64 = 2.0;
 pub const DEFAULT_CAP: Duration = Duration::from_secs(64);
 /// The jitter mode when nothing sets `--jitter`.
 pub const DEFAULT_JITTER: Jitter = Jitter::Full;
-/// Retries after the first attempt when nothing sets `--max-retries` (6 attempts in all).
+/// Retries after the first attempt when nothing sets `--max-retries` (6 attempts in all). With
+/// `--simulate`, nothing setting it means unlimited, as in the AWS blog's experiment.
 pub const DEFAULT_MAX_RETRIES: u64 = 5;
 /// The grace between TERM and KILL when nothing sets `--kill-after`.
 pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(10);
@@ -134,7 +168,8 @@ fn settings_of(cli: &Cli, keep: impl Fn(&str) -> bool) -> Settings {
         base: only(keep("base"), b.base),
         multiplier: only(keep("multiplier"), b.multiplier),
         cap: only(keep("cap"), b.cap),
-        jitter: only(keep("jitter"), b.jitter),
+        // `--jitter` may be a list of modes: `pick_jitter` reads it.
+        jitter: None,
         max_retries: only(keep("max_retries"), s.max_retries),
         deadline: only(keep("deadline"), s.deadline),
     }
@@ -165,6 +200,31 @@ fn pick<T>(
         .find_map(|(settings, source)| get(settings).map(|v| (v, *source)))
 }
 
+/// The first layer's `--jitter` and where it came from: a flag or `RETRY_JITTER` may list
+/// several modes, a preset names one.
+fn pick_jitter(
+    cli: &Cli,
+    origins: &Origins,
+    layers: &[(Settings, Source)],
+) -> Option<(JitterList, Source)> {
+    let given = cli.backoff.jitter.as_ref();
+    layers.iter().find_map(|(settings, source)| {
+        let list = match source {
+            Source::Flag => given.filter(|_| !origins.is_env("jitter")).cloned(),
+            Source::Env => given.filter(|_| origins.is_env("jitter")).cloned(),
+            Source::Preset(..) | Source::Default => settings.jitter.map(JitterList::from),
+        };
+        list.map(|list| (list, *source))
+    })
+}
+
+/// The modes `--jitter` names once presets and `RETRY_JITTER` are applied (the precedence of
+/// every setting), `None` when nothing sets it. A run takes one jitter mode
+/// ([`Config::policy`]); `--simulate` compares them all.
+pub fn jitter_list(cli: &Cli, origins: &Origins) -> Option<JitterList> {
+    pick_jitter(cli, origins, &layers(cli, origins)).map(|(list, _)| list)
+}
+
 impl Config {
     /// Validates the parsed command line, applying presets, `RETRY_<FLAG>` variables and
     /// defaults.
@@ -172,6 +232,10 @@ impl Config {
     /// Precedence for each setting, highest first: a flag on the command line, `--preset` on
     /// the command line, its `RETRY_<FLAG>` variable, `RETRY_PRESET`, the built-in default.
     /// `origins` says which values of `cli` came from the environment.
+    ///
+    /// With `--simulate`, `--jitter` may list several modes or name `no-backoff` (the policy
+    /// then keeps the default jitter: the simulation reads [`jitter_list`]), and retries are
+    /// unlimited unless something sets `--max-retries`.
     ///
     /// # Errors
     /// A one-line message naming the flags and values at fault (e.g. `--cap` below `--base`),
@@ -182,9 +246,22 @@ impl Config {
             pick(&layers, |s| s.base).unwrap_or((DEFAULT_BASE, Source::Default));
         let (cap, cap_from) = pick(&layers, |s| s.cap).unwrap_or((DEFAULT_CAP, Source::Default));
         let multiplier = pick(&layers, |s| s.multiplier).map_or(DEFAULT_MULTIPLIER, |v| v.0);
-        let jitter = pick(&layers, |s| s.jitter).map_or(DEFAULT_JITTER, |v| v.0);
-        let max_retries = pick(&layers, |s| s.max_retries)
-            .map_or(Some(DEFAULT_MAX_RETRIES), |(limit, _)| limit.0);
+        let simulating = cli.simulate.clients.is_some();
+        let jitter = match pick_jitter(&cli, origins, &layers) {
+            None => DEFAULT_JITTER,
+            Some((list, from)) => match list.single() {
+                Some(jitter) => jitter,
+                None if simulating => DEFAULT_JITTER,
+                None => bail!(
+                    "--jitter ({list}{}): a run takes one jitter mode; lists of modes and \
+                     no-backoff are for --simulate",
+                    from.suffix("jitter")
+                ),
+            },
+        };
+        let default_retries = (!simulating).then_some(DEFAULT_MAX_RETRIES);
+        let max_retries =
+            pick(&layers, |s| s.max_retries).map_or(default_retries, |(limit, _)| limit.0);
         let deadline = pick(&layers, |s| s.deadline).map(|v| v.0);
         if cap < base {
             bail!(
@@ -218,6 +295,12 @@ impl Config {
             dry_run: output.dry_run,
             seed: cli.backoff.seed,
             verbosity,
+            log_format: output.log_format,
+            hooks: Hooks {
+                on_retry: cli.hooks.on_retry,
+                stop_on_failure: cli.hooks.on_retry_fail == HookFailure::Stop,
+                on_give_up: cli.hooks.on_give_up,
+            },
             pipeline: Pipeline {
                 replay_stdin: output.replay_stdin,
                 stdout_on_success: output.stdout_on_success,
@@ -276,6 +359,26 @@ mod tests {
         let c = config(&["--preset", "aws", "-b", "3"], &["base", "preset"]).unwrap();
         assert_eq!(c.policy.base(), secs(3));
         assert_eq!(c.policy.cap(), secs(20));
+    }
+
+    #[test]
+    fn jitter_lists_are_for_simulations() {
+        let c = config(&["-j", "equal"], &[]).unwrap();
+        assert_eq!(c.policy.jitter(), Jitter::Equal);
+        for list in ["none,full", "no-backoff"] {
+            let e = config(&["-j", list], &[]).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--jitter ({list})")), "{e}");
+            assert!(e.contains("--simulate"), "{e}");
+        }
+        let e = config(&["-j", "full,equal"], &["jitter"]).unwrap_err();
+        assert!(e.to_string().contains("from RETRY_JITTER"), "{e}");
+        // The preset's single mode applies below the flag, as for every setting.
+        let c = config(&["--preset", "grpc"], &[]).unwrap();
+        assert_eq!(c.policy.jitter(), Jitter::Proportional);
+        let c = config(&["--preset", "grpc", "-j", "none"], &[]).unwrap();
+        assert_eq!(c.policy.jitter(), Jitter::None);
+        let c = config(&["--preset", "grpc", "-j", "none"], &["jitter"]).unwrap();
+        assert_eq!(c.policy.jitter(), Jitter::Proportional);
     }
 
     #[test]

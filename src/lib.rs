@@ -50,6 +50,9 @@ where
     if let Some(target) = parsed.cli.generate {
         return print_generated(target);
     }
+    if parsed.cli.simulate.clients.is_some() {
+        return simulate::run_cli(parsed.cli, &parsed.origins);
+    }
     let config = match Config::from_cli(parsed.cli, &parsed.origins) {
         Ok(config) => config,
         Err(e) => {

@@ -7,7 +7,7 @@
 //! retry a child subreaper on Linux so orphans stay in that tree. Otherwise the attempt leads a
 //! group of its own ([`GroupMode::Own`]) and signals go to that group.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;
 use std::io;
 use std::os::fd::AsFd;
@@ -70,7 +70,8 @@ pub enum Ended {
 }
 
 /// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`; stdin, stdout and
-/// stderr are inherited except those `piped` asks for. The program is executed directly, never through a shell.
+/// stderr are inherited except those `piped` asks for. The program is executed directly, never
+/// through a shell.
 ///
 /// In the child, before exec: the signal mask is cleared, and on Linux the child is set to
 /// get KILL if retry dies (`PR_SET_PDEATHSIG`, as coreutils `timeout`).
@@ -86,14 +87,8 @@ pub fn spawn(
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
-    let mut cmd = Command::new(program);
+    let mut cmd = supervised(program, env, mode);
     cmd.args(args);
-    for (key, value) in env {
-        cmd.env(key, value);
-    }
-    if mode == GroupMode::Own {
-        cmd.process_group(0);
-    }
     if piped.stdin {
         cmd.stdin(Stdio::piped());
     }
@@ -102,6 +97,50 @@ pub fn spawn(
     }
     if piped.stderr {
         cmd.stderr(Stdio::piped());
+    }
+    let mut child = cmd.spawn()?;
+    let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
+    // The std handle is dropped without waiting: retry reaps by pid in `try_reap`.
+    Ok(Spawned {
+        attempt: Attempt {
+            pid: Pid::from_raw(pid),
+            mode,
+        },
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+    })
+}
+
+/// Starts a hook: `sh -c script` with extra environment `env`, in a process group of its own,
+/// stdin from /dev/null and stdout onto retry's stderr (a hook must not write into the
+/// pipeline's stdout).
+///
+/// # Errors
+/// When `sh` cannot be started or stderr cannot be duplicated.
+pub fn spawn_hook(script: &str, env: &[(&str, String)]) -> io::Result<Attempt> {
+    let mut cmd = supervised(OsStr::new("sh"), env, GroupMode::Own);
+    cmd.arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(io::stderr().as_fd().try_clone_to_owned()?);
+    let child = cmd.spawn()?;
+    let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
+    Ok(Attempt {
+        pid: Pid::from_raw(pid),
+        mode: GroupMode::Own,
+    })
+}
+
+/// A command for `program` under retry's supervision: extra environment, the process group of
+/// `mode`, a clean signal mask and (Linux) death with retry.
+fn supervised(program: &OsStr, env: &[(&str, String)], mode: GroupMode) -> Command {
+    let mut cmd = Command::new(program);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    if mode == GroupMode::Own {
+        cmd.process_group(0);
     }
     #[cfg(target_os = "linux")]
     let parent = getpid();
@@ -121,18 +160,7 @@ pub fn spawn(
             Ok(())
         });
     }
-    let mut child = cmd.spawn()?;
-    let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
-    // The std handle is dropped without waiting: retry reaps by pid in `try_reap`.
-    Ok(Spawned {
-        attempt: Attempt {
-            pid: Pid::from_raw(pid),
-            mode,
-        },
-        stdin: child.stdin.take(),
-        stdout: child.stdout.take(),
-        stderr: child.stderr.take(),
-    })
+    cmd
 }
 
 /// A started attempt and the pipes asked for with [`Piped`].

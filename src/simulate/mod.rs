@@ -19,6 +19,10 @@
 //! over threads; each has a random stream derived from the seed, the mode, the client count and
 //! the run index, so the numbers depend on the seed only, never on the thread count.
 //!
+//! On the command line, the "Simulation" flags are [`SimulateArgs`] and [`run_cli`] turns
+//! them, with the policy that [`crate::config::Config`] resolves for a real run, into a
+//! [`SimSpec`].
+//!
 //! ```
 //! use retry::simulate::{SimSpec, simulate, write_table};
 //!
@@ -28,7 +32,9 @@
 //! write_table(&mut std::io::sink(), &[retry::simulate::SweepPoint { clients: 20, stats }]).unwrap();
 //! ```
 
+mod args;
 mod client;
+mod dispatch;
 mod error;
 mod events;
 mod mode;
@@ -44,6 +50,8 @@ use std::time::Duration;
 
 use crate::backoff::{Jitter, Policy};
 
+pub use args::{ModelName, SimulateArgs};
+pub use dispatch::run_cli;
 pub use error::SpecError;
 pub use mode::Mode;
 pub use net::{HOP_MEAN_MS, HOP_SD_MS};

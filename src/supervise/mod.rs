@@ -1,5 +1,7 @@
-//! The supervisor loop: run an attempt, decide, wait (interruptibly), report, and end with the
-//! right status. Knows the validated [`Config`], never the command line.
+//! The supervisor loop: run an attempt, decide, wait (interruptibly), run hooks, report, and
+//! end with the right status. Knows the validated [`Config`], never the command line.
+
+mod hooks;
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -13,7 +15,7 @@ use crate::config::Config;
 use crate::duration::format_secs;
 use crate::pipeline::{AttemptIo, AttemptReport, RunIo};
 use crate::process::{self, Ended, GroupMode, Outcome, StopReason};
-use crate::report::Reporter;
+use crate::report::{HookEnd, Reporter};
 use crate::signals::{self, Event, PASS_ON_SIGNALS};
 use crate::status::Exit;
 
@@ -41,8 +43,14 @@ pub fn run(config: &Config) -> Exit {
     };
     process::become_subreaper();
     let seed = config.seed.unwrap_or_else(rand::random);
-    let reporter = Reporter::new(config.verbosity, &config.command, config.max_attempts());
-    reporter.policy(&config.policy, seed);
+    let reporter = Reporter::new(
+        config.verbosity,
+        config.log_format,
+        &config.command,
+        config.max_attempts(),
+        start,
+    );
+    reporter.start(&config.policy, seed);
     Supervisor {
         config,
         events,
@@ -88,20 +96,23 @@ impl Supervisor<'_> {
             // Exit status 0 that the output says is a failure (`--retry-if-output`).
             let output_failed = status == 0 && findings.retry_match;
             let succeeded = status == 0 && !output_failed;
+            self.reporter
+                .attempt_end(attempt, &end.outcome, end.ran, output_failed);
             if let Some(exit) = self.release_held(&end, succeeded) {
                 return exit;
             }
+            let exit = exit_for(&end.outcome, output_failed);
             if let Some(signal) = end.interrupted {
                 if !succeeded {
                     self.reporter
                         .failed(attempt, &end.outcome, end.ran, None, output_failed);
-                    self.reporter.interrupted(signal);
                 }
-                return exit_for(&end.outcome, output_failed);
+                self.reporter.interrupted(signal);
+                return exit;
             }
             if let Outcome::LaunchFailed { message, .. } = &end.outcome {
                 self.reporter.launch_failed(message);
-                return exit_for(&end.outcome, false);
+                return self.give_up(attempt, "the command could not be run", exit);
             }
             let verdict = if findings.stop_match && !succeeded {
                 Verdict::Stop
@@ -111,6 +122,7 @@ impl Supervisor<'_> {
                 self.config.conditions.verdict(status)
             };
             if verdict == Verdict::Success {
+                self.reporter.success(attempt);
                 return Exit::Code(0);
             }
             let give_up_reason = if findings.stop_match {
@@ -126,14 +138,13 @@ impl Supervisor<'_> {
             } else {
                 None
             };
-            let give_up = |why: &str| {
+            let failed_giving_up = |why: &str| {
                 self.reporter
                     .failed(attempt, &end.outcome, end.ran, None, output_failed);
-                self.reporter.giving_up(attempt, why);
-                exit_for(&end.outcome, output_failed)
+                self.give_up(attempt, why, exit)
             };
             if let Some(why) = give_up_reason {
-                return give_up(&why);
+                return failed_giving_up(&why);
             }
             let mut delay = schedule.next_delay(&mut rng);
             // A server's hint (`--delay-from-output`) may lengthen the delay past the cap.
@@ -144,20 +155,43 @@ impl Supervisor<'_> {
             if let Some(deadline) = self.deadline
                 && wake.is_none_or(|w| w >= deadline)
             {
-                return give_up(&format!(
+                return failed_giving_up(&format!(
                     "the next delay ({}) would end at or past the deadline",
                     format_secs(delay)
                 ));
             }
             self.reporter
                 .failed(attempt, &end.outcome, end.ran, Some(delay), output_failed);
+            // The hook runs within the delay: the next attempt still starts at `wake`.
+            if let Some(script) = &self.config.hooks.on_retry {
+                let env = self.hook_env(attempt, exit, Some(delay));
+                let end = self.run_hook("on_retry", script, &env);
+                if end != HookEnd::Status(0) && self.config.hooks.stop_on_failure {
+                    return self.give_up(attempt, "the --on-retry hook failed", exit);
+                }
+            }
             if let Err(signal) = self.wait(wake) {
-                self.reporter.interrupted(signal);
-                process::die_by_signal(signal);
-                return Exit::Signal(signal);
+                self.die_by(signal);
             }
             attempt += 1;
         }
+    }
+
+    /// Gives up after `attempts` with `exit`: reports why and runs `--on-give-up`.
+    fn give_up(&self, attempts: u64, why: &str, exit: Exit) -> Exit {
+        self.reporter.giving_up(attempts, why, exit.code());
+        if let Some(script) = &self.config.hooks.on_give_up {
+            let env = self.hook_env(attempts, exit, None);
+            self.run_hook("on_give_up", script, &env);
+        }
+        exit
+    }
+
+    /// Reports a stop signal that arrived between attempts and ends retry by it.
+    fn die_by(&self, signal: i32) -> ! {
+        self.reporter.interrupted(signal);
+        process::die_by_signal(signal);
+        std::process::exit(i32::from(Exit::Signal(signal).code()))
     }
 
     /// Sends a held stdout on: to stdout when the attempt succeeded, else to stderr, so nothing
@@ -216,7 +250,7 @@ impl Supervisor<'_> {
     /// Runs attempt number `attempt` (from 1) to its end, enforcing the timeout and deadline
     /// and passing signals on.
     fn run_attempt(&self, attempt: u64) -> AttemptEnd {
-        self.reporter.starting(attempt);
+        self.reporter.attempt_start(attempt);
         let max = self
             .config
             .max_attempts()

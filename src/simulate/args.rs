@@ -1,0 +1,111 @@
+//! The "Simulation" heading of the command line: `--simulate` and the flags only it reads.
+//! The policy comes from the usual Backoff and Stopping flags; `--jitter` may then list modes
+//! (see [`crate::cli::JitterList`]). [`super::run_cli`] turns them into a [`super::SimSpec`].
+
+// The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum, ValueHint, value_parser};
+
+/// The flags under the "Simulation" heading, flattened into [`crate::cli::Cli`]. None of them
+/// reads the environment; all but `--simulate` need `--simulate`.
+#[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "Simulation")]
+pub struct SimulateArgs {
+    /// Simulate CLIENTS clients contending for one server; runs no COMMAND
+    ///
+    /// The contention experiment of the AWS Architecture Blog's "Exponential Backoff And
+    /// Jitter", on retry's own backoff code: each client needs one success and retries with
+    /// the policy of the Backoff and Stopping flags (--preset, --base, --multiplier, --cap,
+    /// --max-retries, --deadline, --seed, and their RETRY_<FLAG> variables). --jitter may list
+    /// modes to compare, such as none,full,equal,decorrelated,no-backoff (the default here
+    /// when nothing sets --jitter); no-backoff retries at once. Retries are unlimited unless
+    /// --max-retries, a preset or RETRY_MAX_RETRIES limits them; clients that give up are
+    /// counted. Time is simulated: every network hop takes |Normal(10ms, 2ms)|. Prints a table
+    /// of means: completion time (simulated ms), calls, calls per client, rejected calls and
+    /// clients that gave up, a row per mode. The same --seed gives the same numbers. The
+    /// flags that only concern a real run (--timeout, the Conditions, Output and Hooks flags)
+    /// play no part.
+    #[arg(id = "simulate", long = "simulate", value_name = "CLIENTS", allow_hyphen_values = true,
+          value_parser = value_parser!(u32).range(1..), conflicts_with = "dry_run")]
+    pub clients: Option<u32>,
+
+    /// Runs averaged per point of the simulation [default: 100]
+    ///
+    /// Each run draws its own network delays and jitter; the table shows the means.
+    #[arg(allow_hyphen_values = true, long, value_name = "R", value_parser = value_parser!(u32).range(1..),
+          requires = "simulate")]
+    pub runs: Option<u32>,
+
+    /// What the simulated clients contend for: occ or rate-limit [default: occ]
+    ///
+    /// occ is the published simulator's model (aws-samples/aws-arch-backoff-simulator): one
+    /// row under optimistic concurrency; a call reads the row, then writes it with the version
+    /// read, and fails if another client wrote in between; calls counts writes. rate-limit is
+    /// a server admitting --capacity requests per second (a token bucket holding one second's
+    /// worth) and rejecting the rest, as with HTTP 429; calls counts requests.
+    #[arg(long, value_name = "MODEL", value_enum, requires = "simulate")]
+    pub model: Option<ModelName>,
+
+    /// Requests per second the rate-limit server admits (needed by --model rate-limit)
+    ///
+    /// A finite number > 0, such as 50 or 0.5. Only --model rate-limit takes it: with occ it
+    /// is an error rather than silently ignored.
+    #[arg(allow_hyphen_values = true, long, value_name = "RPS", value_parser = parse_capacity,
+          required_if_eq("model", "rate-limit"), requires = "simulate")]
+    pub capacity: Option<f64>,
+
+    /// Sweep the clients from 10 up to CLIENTS and draw an SVG chart to FILE
+    ///
+    /// The blog's figure: calls and completion time against the number of clients (10, 20,
+    /// ..., CLIENTS), a line per mode, on logarithmic axes. The table then has a row per
+    /// client count, one table per mode. FILE is created (or emptied) before the sweep starts,
+    /// so an unwritable path fails at once.
+    #[arg(long, value_name = "FILE.svg", value_hint = ValueHint::FilePath,
+          requires = "simulate")]
+    pub plot: Option<PathBuf>,
+}
+
+/// `--model`: the name of a [`super::Model`]; `rate-limit` takes its capacity from
+/// `--capacity`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModelName {
+    /// One row under optimistic concurrency, as the published simulator
+    Occ,
+    /// A server admitting --capacity requests per second
+    RateLimit,
+}
+
+/// `--capacity`: a finite number of requests per second `> 0`.
+fn parse_capacity(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(c) if c.is_finite() && c > 0.0 => Ok(c),
+        Ok(_) => Err("must be a finite number of requests per second > 0".into()),
+        Err(_) => Err("expected a number of requests per second > 0".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_bounds() {
+        assert_eq!(parse_capacity("50"), Ok(50.0));
+        assert_eq!(parse_capacity("0.5"), Ok(0.5));
+        for bad in ["0", "-1", "inf", "NaN", "x", ""] {
+            assert!(parse_capacity(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn model_names() {
+        let names: Vec<String> = ModelName::value_variants()
+            .iter()
+            .map(|m| m.to_possible_value().unwrap().get_name().to_string())
+            .collect();
+        assert_eq!(names, ["occ", "rate-limit"]);
+    }
+}

@@ -1,0 +1,264 @@
+//! `retry --simulate` on the command line: from the parsed flags to a [`SimSpec`], then the
+//! tables to stdout and the chart to the `--plot` file.
+//!
+//! The policy is the one a real run would use: [`Config::from_cli`] resolves it, with the same
+//! flags, presets, `RETRY_<FLAG>` variables and checks. Two things differ when simulating: the
+//! built-in default of 5 retries becomes unlimited (a preset's or a variable's limit still
+//! applies), and `--jitter` may list modes, the blog's five when nothing sets it.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::{Cli, Origins};
+use crate::config::{self, Config};
+use crate::status::Exit;
+
+use super::args::ModelName;
+use super::{DEFAULT_RUNS, Model, SimSpec, SweepPoint, render_svg, simulate, sweep, write_table};
+
+/// Runs the simulation that `cli` asks for (`--simulate` is given) and returns how retry ends:
+/// 0, or [`Exit::Usage`] after a one-line `retry: ...` message naming the flag at fault. A
+/// closed stdout (`| head`) just ends the output.
+pub fn run_cli(cli: Cli, origins: &Origins) -> Exit {
+    match prepare(cli, origins).and_then(Job::run) {
+        Ok(()) => Exit::Code(0),
+        Err(e) => {
+            eprintln!("retry: {e:#}");
+            Exit::Usage
+        }
+    }
+}
+
+/// A checked simulation request.
+#[derive(Debug)]
+struct Job {
+    spec: SimSpec,
+    /// `--plot`: the sweep's chart goes to this file, already created.
+    plot: Option<(PathBuf, File)>,
+}
+
+/// Checks everything, then creates the `--plot` file, before anything runs.
+fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
+    let args = cli.simulate.clone();
+    let Some(clients) = args.clients else {
+        bail!("--simulate is missing");
+    };
+    if let Some(word) = cli.command.first() {
+        bail!(
+            "--simulate runs no command, yet '{}' was given as one",
+            word.to_string_lossy()
+        );
+    }
+    let model = match (args.model.unwrap_or(ModelName::Occ), args.capacity) {
+        (ModelName::Occ, None) => Model::Occ,
+        (ModelName::Occ, Some(c)) => bail!("--capacity ({c}) needs --model rate-limit"),
+        (ModelName::RateLimit, Some(capacity_rps)) => Model::RateLimit { capacity_rps },
+        (ModelName::RateLimit, None) => bail!("--model rate-limit needs --capacity RPS"),
+    };
+    let modes = match config::jitter_list(&cli, origins) {
+        Some(list) => list.0,
+        None => SimSpec::aws_blog(clients).modes,
+    };
+    let config = Config::from_cli(cli, origins)?;
+    let spec = SimSpec {
+        policy: config.policy,
+        max_retries: config.max_retries,
+        deadline: config.deadline,
+        model,
+        modes,
+        clients,
+        runs: args.runs.unwrap_or(DEFAULT_RUNS),
+        seed: config.seed.unwrap_or_else(rand::random),
+        threads: 0,
+    };
+    // The parsers have refused every bad value already; this is a safety net.
+    spec.validate()?;
+    let plot = match args.plot {
+        Some(path) => {
+            let file = File::create(&path)
+                .with_context(|| format!("cannot write --plot {}", path.display()))?;
+            Some((path, file))
+        }
+        None => None,
+    };
+    Ok(Job { spec, plot })
+}
+
+impl Job {
+    /// Simulates (one point, or the sweep for `--plot`), writes the chart, prints the tables.
+    fn run(self) -> Result<()> {
+        let spec = &self.spec;
+        let points = match self.plot {
+            Some(_) => sweep(spec)?,
+            None => vec![SweepPoint {
+                clients: spec.clients,
+                stats: simulate(spec)?,
+            }],
+        };
+        if let Some((path, mut file)) = self.plot {
+            let svg = render_svg(&points, &describe(spec, &points))?;
+            file.write_all(svg.as_bytes())
+                .and_then(|()| file.flush())
+                .with_context(|| format!("cannot write --plot {}", path.display()))?;
+        }
+        let mut out = io::stdout().lock();
+        let printed = writeln!(out, "# {}", describe(spec, &points))
+            .and_then(|()| write_table(&mut out, &points))
+            .and_then(|()| out.flush());
+        match printed {
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                Err(e).context("cannot write the simulation's table")
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One line saying what was simulated, for the table's heading and the chart's title: the
+/// model, the clients of `points`, the policy, the runs and the seed.
+fn describe(spec: &SimSpec, points: &[SweepPoint]) -> String {
+    let clients = match points {
+        [first, .., last] => format!("{} to {} clients", first.clients, last.clients),
+        [_] | [] if spec.clients == 1 => "1 client".to_string(),
+        _ => format!("{} clients", spec.clients),
+    };
+    let p = &spec.policy;
+    let mut text = format!(
+        "{}, {clients}: base {:?}, multiplier {}, cap {:?}, ",
+        spec.model,
+        p.base(),
+        p.multiplier(),
+        p.cap()
+    );
+    match spec.max_retries {
+        Some(n) => text.push_str(&format!("at most {n} retries")),
+        None => text.push_str("retries unlimited"),
+    }
+    if let Some(d) = spec.deadline {
+        text.push_str(&format!(", deadline {d:?}"));
+    }
+    text.push_str(&format!("; mean of {} runs, seed {}", spec.runs, spec.seed));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backoff::Jitter;
+    use crate::simulate::Mode;
+    use clap::{CommandFactory, FromArgMatches};
+
+    /// Prepares `args` (after `retry`) without reading the environment.
+    fn job(args: &[&str]) -> Result<Job> {
+        let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
+        let matches = command
+            .try_get_matches_from(std::iter::once(&"retry").chain(args))
+            .unwrap();
+        prepare(
+            Cli::from_arg_matches(&matches).unwrap(),
+            &Origins::default(),
+        )
+    }
+
+    #[test]
+    fn the_policy_comes_from_the_usual_flags() {
+        let spec = job(&[
+            "--simulate",
+            "7",
+            "-b",
+            "5ms",
+            "-c",
+            "2s",
+            "-m",
+            "3",
+            "--seed",
+            "9",
+        ])
+        .unwrap()
+        .spec;
+        assert_eq!(spec.policy.base().as_millis(), 5);
+        assert_eq!(spec.policy.cap().as_secs(), 2);
+        assert_eq!(spec.policy.multiplier(), 3.0);
+        assert_eq!((spec.clients, spec.seed, spec.runs), (7, 9, DEFAULT_RUNS));
+        assert_eq!(spec.model, Model::Occ);
+        // Nothing sets --jitter: the blog's five modes.
+        assert_eq!(spec.modes, SimSpec::aws_blog(7).modes);
+    }
+
+    #[test]
+    fn retries_are_unlimited_unless_something_limits_them() {
+        assert_eq!(job(&["--simulate", "3"]).unwrap().spec.max_retries, None);
+        let spec = job(&["--simulate", "3", "-n", "4"]).unwrap().spec;
+        assert_eq!(spec.max_retries, Some(4));
+        // A preset's limit applies: the user asked for that policy.
+        let spec = job(&["--simulate", "3", "--preset", "aws"]).unwrap().spec;
+        assert_eq!(spec.max_retries, Some(2));
+        assert_eq!(spec.modes, [Mode::Backoff(Jitter::Full)]);
+        let spec = job(&["--simulate", "3", "--preset", "api-core"])
+            .unwrap()
+            .spec;
+        assert_eq!(spec.max_retries, None);
+        assert_eq!(spec.deadline.map(|d| d.as_secs()), Some(120));
+    }
+
+    #[test]
+    fn jitter_lists_modes_in_order() {
+        let spec = job(&["--simulate", "3", "-j", "no-backoff,equal"])
+            .unwrap()
+            .spec;
+        assert_eq!(spec.modes, [Mode::NoBackoff, Mode::Backoff(Jitter::Equal)]);
+    }
+
+    #[test]
+    fn refusals_name_the_flag() {
+        let err = |args: &[&str]| job(args).unwrap_err().to_string();
+        assert!(err(&["--simulate", "3", "true"]).contains("--simulate runs no command"));
+        assert!(err(&["--simulate", "3", "--capacity", "5"]).contains("--capacity (5)"));
+        let e = err(&["--simulate", "3", "-b", "2s", "-c", "1s"]);
+        assert!(e.contains("--cap"), "{e}");
+    }
+
+    #[test]
+    fn rate_limit_takes_the_capacity() {
+        let spec = job(&[
+            "--simulate",
+            "3",
+            "--model",
+            "rate-limit",
+            "--capacity",
+            "2.5",
+        ])
+        .unwrap()
+        .spec;
+        assert_eq!(spec.model, Model::RateLimit { capacity_rps: 2.5 });
+    }
+
+    #[test]
+    fn describes_the_run() {
+        let spec = SimSpec {
+            seed: 4,
+            max_retries: Some(3),
+            ..SimSpec::aws_blog(190)
+        };
+        let point = |clients| SweepPoint {
+            clients,
+            stats: vec![],
+        };
+        let sweep: Vec<SweepPoint> = crate::simulate::sweep_counts(190)
+            .into_iter()
+            .map(point)
+            .collect();
+        assert_eq!(
+            describe(&spec, &sweep),
+            "occ, 10 to 190 clients: base 5ms, multiplier 2, cap 2s, at most 3 retries; \
+             mean of 100 runs, seed 4"
+        );
+        let one = describe(&spec, &[point(190)]);
+        assert!(one.starts_with("occ, 190 clients: "), "{one}");
+        let single = SimSpec { clients: 1, ..spec };
+        assert!(describe(&single, &[point(1)]).starts_with("occ, 1 client: "));
+    }
+}

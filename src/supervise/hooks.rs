@@ -1,0 +1,80 @@
+//! Hooks: the `--on-retry` and `--on-give-up` commands, supervised like attempts (signals
+//! passed on, reaped on SIGCHLD), between attempts.
+
+use super::{Exit, Supervisor};
+use crate::duration::format_secs;
+use crate::process::{self, Ended};
+use crate::report::HookEnd;
+use crate::signals::{Event, PASS_ON_SIGNALS};
+
+impl Supervisor<'_> {
+    /// The environment a hook gets on top of retry's own: the attempt that just ended, the
+    /// attempts in all (empty when unlimited), the status retry would end with now, and for
+    /// `--on-retry` the delay before the next attempt in seconds.
+    pub(super) fn hook_env(
+        &self,
+        attempt: u64,
+        last: Exit,
+        delay: Option<std::time::Duration>,
+    ) -> Vec<(&'static str, String)> {
+        let max = self
+            .config
+            .max_attempts()
+            .map(|m| m.to_string())
+            .unwrap_or_default();
+        let mut env = vec![
+            ("RETRY_ATTEMPT", attempt.to_string()),
+            ("RETRY_MAX_ATTEMPTS", max),
+            ("RETRY_LAST_STATUS", last.code().to_string()),
+        ];
+        if let Some(d) = delay {
+            env.push((
+                "RETRY_DELAY",
+                format_secs(d).trim_end_matches('s').to_string(),
+            ));
+        }
+        env
+    }
+
+    /// Runs hook `name` (`on_retry`, `on_give_up`): `sh -c script` with `env`, until it ends,
+    /// and reports how. A stop signal meanwhile is passed on to the hook, and once the hook has
+    /// ended retry dies of that signal, as it would during a wait.
+    pub(super) fn run_hook(&self, name: &str, script: &str, env: &[(&str, String)]) -> HookEnd {
+        let hook = match process::spawn_hook(script, env) {
+            Ok(hook) => hook,
+            Err(e) => {
+                let end = HookEnd::Failed(e.to_string());
+                self.reporter.hook(name, &end);
+                return end;
+            }
+        };
+        let mut interrupted = None;
+        let ended = loop {
+            match self.events.recv() {
+                Ok(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {
+                    hook.forward(signal);
+                }
+                Ok(Event::Signal { signal, .. }) => {
+                    interrupted = Some(signal);
+                    hook.forward(signal);
+                    hook.forward(libc::SIGCONT);
+                }
+                Ok(Event::Child) | Err(_) => {
+                    if let Some(ended) = hook.try_reap() {
+                        break ended;
+                    }
+                }
+            }
+        };
+        if let Some(signal) = interrupted {
+            hook.kill_leftovers();
+            self.die_by(signal);
+        }
+        let end = HookEnd::Status(match ended {
+            Ended::Exited(c) => c,
+            Ended::Signaled(n) => 128u8.saturating_add(u8::try_from(n).unwrap_or(127)),
+        });
+        self.reporter.hook(name, &end);
+        end
+    }
+}

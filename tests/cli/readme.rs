@@ -1,0 +1,329 @@
+//! The README's examples, run as written: each fenced block after a `<!-- readme-test: NAME -->`
+//! line is extracted from README.md and executed with `retry` first on PATH, against a local
+//! HTTP server (127.0.0.1) where the example names a URL variable.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::helpers::HANG_LIMIT;
+
+/// The code block of README.md marked `<!-- readme-test: name -->`.
+fn example(name: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let marker = format!("<!-- readme-test: {name} -->");
+    let after = readme
+        .split_once(&marker)
+        .unwrap_or_else(|| panic!("README.md has no {marker}"))
+        .1;
+    let block = after.split_once("```").unwrap().1;
+    let block = block.split_once('\n').unwrap().1;
+    block.split_once("```").unwrap().0.to_string()
+}
+
+/// A directory with `retry` in it, for PATH.
+fn bin_dir() -> PathBuf {
+    Path::new(assert_cmd::cargo::cargo_bin!("retry"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Runs `script` with `sh -c` in `dir`, `retry` first on PATH, the caller's RETRY_* removed
+/// and `env` added; kills it after the hang limit.
+fn sh(script: &str, dir: &Path, env: &[(&str, String)]) -> Output {
+    let path = format!("{}:{}", bin_dir().display(), std::env::var("PATH").unwrap());
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", script])
+        .current_dir(dir)
+        .env("PATH", path)
+        .stdin(Stdio::null());
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("RETRY_") || k.ends_with("_proxy"))
+    {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let err_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        err.read_to_end(&mut s).unwrap();
+        s
+    });
+    let mut stdout = Vec::new();
+    out.read_to_end(&mut stdout).unwrap();
+    let stderr = err_reader.join().unwrap();
+    let status = crate::helpers::wait_with_limit(&mut child);
+    Output {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+/// A request the server saw: method, path, body.
+type Request = (String, String, Vec<u8>);
+/// How the server answers the n-th request (from 0) to a path: status and body.
+type Handler = dyn Fn(&str, usize, &[u8]) -> (u16, Vec<u8>) + Send + Sync;
+
+/// A local HTTP/1.1 server (one response per connection) that stops after a time limit.
+struct Server {
+    url: String,
+    seen: Arc<Mutex<Vec<Request>>>,
+}
+
+impl Server {
+    fn start(handler: Box<Handler>) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        listener.set_nonblocking(true).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            let mut per_path: HashMap<String, usize> = HashMap::new();
+            while started.elapsed() < HANG_LIMIT {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let Some((method, path, body)) = read_request(&stream) else {
+                            continue;
+                        };
+                        let n = per_path.entry(path.clone()).or_default();
+                        let (code, reply) = handler(&path, *n, &body);
+                        *n += 1;
+                        log.lock().unwrap().push((method, path, body));
+                        respond(stream, code, &reply);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        Server { url, seen }
+    }
+
+    fn requests(&self) -> Vec<Request> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn read_request(stream: &TcpStream) -> Option<Request> {
+    stream.set_nonblocking(false).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut parts = line.split_whitespace();
+    let (method, path) = (parts.next()?.to_string(), parts.next()?.to_string());
+    let mut length = 0;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        if header.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = header.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            length = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some((method, path, body))
+}
+
+fn respond(mut stream: TcpStream, code: u16, body: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 {code} X\r\nContent-Length: {}\r\nContent-Type: application/json\r\n\
+         Connection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
+}
+
+#[test]
+fn the_pipeline_example_posts_the_same_body_and_jq_sees_one_answer() {
+    let server = Server::start(Box::new(|path, n, body| match (path, n) {
+        ("/source", _) => (200, br#"{"id": 7, "name": "widget"}"#.to_vec()),
+        // The API fails twice (a partial answer, then an error), then echoes what it got.
+        ("/api", 0) => (503, br#"{"partial": "#.to_vec()),
+        ("/api", 1) => (500, b"oops".to_vec()),
+        ("/api", _) => (200, [br#"{"received": "#.as_slice(), body, b"}"].concat()),
+        _ => (404, Vec::new()),
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let out = sh(
+        &example("pipeline"),
+        dir.path(),
+        &[
+            ("SOURCE_URL", format!("{}/source", server.url)),
+            ("API_URL", format!("{}/api", server.url)),
+            ("RETRY_BASE", "10ms".into()),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["received"]["name"], "widget");
+    let posts: Vec<Request> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.1 == "/api")
+        .collect();
+    assert_eq!(posts.len(), 3);
+    assert!(posts.iter().all(|p| p.0 == "POST" && p.2 == posts[0].2));
+    assert_eq!(posts[0].2, br#"{"id": 7, "name": "widget"}"#);
+}
+
+#[test]
+fn the_http_status_example_retries_until_a_2xx() {
+    let server = Server::start(Box::new(|_, n, _| match n {
+        0 => (503, Vec::new()),
+        1 => (429, Vec::new()),
+        _ => (200, b"fine".to_vec()),
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let out = sh(
+        &example("http-status"),
+        dir.path(),
+        &[
+            ("STATUS_URL", format!("{}/status", server.url)),
+            ("RETRY_BASE", "10ms".into()),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "503\n429\n200\n");
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn the_github_actions_step_runs_as_written() {
+    let server = Server::start(Box::new(|_, n, _| match n {
+        0 => (502, Vec::new()),
+        _ => (200, br#"{"version": "1.2.3"}"#.to_vec()),
+    }));
+    let step = example("github-actions");
+    // The step's `env:` entries and its `run:` line, as a runner would use them.
+    let mut env: Vec<(String, String)> = Vec::new();
+    let mut run = None;
+    let mut in_env = false;
+    for line in step.lines() {
+        let t = line.trim();
+        if t == "env:" {
+            in_env = true;
+        } else if let Some(cmd) = t.strip_prefix("run:") {
+            run = Some(cmd.trim().to_string());
+            in_env = false;
+        } else if in_env && let Some((k, v)) = t.split_once(':') {
+            env.push((k.trim().into(), v.trim().trim_matches('"').into()));
+        }
+    }
+    assert!(env.iter().any(|(k, _)| k == "RETRY_PRESET"), "{env:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut all: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    all.push(("MANIFEST_URL", format!("{}/manifest.json", server.url)));
+    // The preset's 1 s base would make the test slow: RETRY_BASE beats RETRY_PRESET.
+    all.push(("RETRY_BASE", "10ms".into()));
+    let out = sh(&run.unwrap(), dir.path(), &all);
+    assert!(out.status.success(), "{out:?}");
+    let manifest = std::fs::read_to_string(dir.path().join("manifest.json")).unwrap();
+    assert!(manifest.contains("1.2.3"));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    // retry's events, between curl's own error lines.
+    let events: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(stderr.contains("curl: (22)"), "{stderr}");
+    assert_eq!(events.last().unwrap()["event"], "success");
+    // RETRY_MAX_RETRIES=4 from the step's env beats the aws preset's 2.
+    assert_eq!(events[0]["max_attempts"], 5);
+}
+
+#[test]
+fn the_cron_line_runs_as_written() {
+    let line = example("cron");
+    let line = line.trim();
+    // The five schedule fields, then the command cron hands to sh.
+    let command = line.splitn(6, ' ').nth(5).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // Stand-ins on PATH: a backup that fails with status 3, and a logger that records.
+    let log = dir.path().join("logged");
+    let write = |name: &str, body: String| {
+        let p = bin.join(name);
+        std::fs::write(&p, body).unwrap();
+        let mut perm = std::fs::metadata(&p).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&p, perm).unwrap();
+    };
+    write("backup", "#!/bin/sh\nexit 3\n".into());
+    write(
+        "logger",
+        format!("#!/bin/sh\necho \"$*\" >> {}\n", log.display()),
+    );
+    let command = command.replace("/usr/local/bin/backup", "backup");
+    let out = sh(
+        &format!("PATH={}:$PATH; {command}", bin.display()),
+        dir.path(),
+        &[
+            ("RETRY_BASE", "0".into()),
+            ("RETRY_MAX_RETRIES", "2".into()),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "-t backup backup failed: status 3\n"
+    );
+}
+
+#[test]
+fn the_makefile_target_runs_as_written() {
+    let target = example("makefile");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Makefile"), &target).unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // A pg_isready stand-in that is ready on its third call.
+    let stub = bin.join("pg_isready");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> {0}/calls\ntest $(wc -l < {0}/calls) -ge 3\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&stub).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&stub, perm).unwrap();
+    let out = sh(
+        &format!(
+            "PATH={}:$PATH make -s wait-for-db DB_HOST=db.internal",
+            bin.display()
+        ),
+        dir.path(),
+        &[("RETRY_BASE", "0".into())],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calls")).unwrap(),
+        "-h db.internal\n-h db.internal\n-h db.internal\n"
+    );
+}
