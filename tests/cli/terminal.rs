@@ -11,14 +11,13 @@ use std::time::{Duration, Instant};
 
 use crate::helpers::{HANG_LIMIT, send, wait_for_lines, wait_gone, wait_with_limit};
 
-/// Starts retry as the session leader of a new pty, so it is the terminal's foreground group.
-/// Returns retry and the pty's master side (what a user types into).
-fn in_terminal(args: &[String]) -> (Child, File) {
+/// Starts `cmd` as the session leader of a new pty, with the pty as its stdin, stdout, stderr
+/// and controlling terminal. Returns the process and the pty's master side (what a user types
+/// into).
+fn on_new_pty(mut cmd: Command) -> (Child, File) {
     let pty = nix::pty::openpty(None, None).unwrap();
     let slave: OwnedFd = pty.slave;
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
-    cmd.args(args)
-        .stdin(slave.try_clone().unwrap())
+    cmd.stdin(slave.try_clone().unwrap())
         .stdout(slave.try_clone().unwrap())
         .stderr(slave.try_clone().unwrap());
     // SAFETY: setsid and ioctl are async-signal-safe system calls; nothing is allocated.
@@ -34,6 +33,13 @@ fn in_terminal(args: &[String]) -> (Child, File) {
     let child = cmd.spawn().unwrap();
     drop(slave);
     (child, File::from(pty.master))
+}
+
+/// Starts retry as the session leader of a new pty, so it is the terminal's foreground group.
+fn in_terminal(args: &[String]) -> (Child, File) {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    cmd.args(args);
+    on_new_pty(cmd)
 }
 
 fn args(flags: &[&str], script: String) -> Vec<String> {
@@ -106,27 +112,9 @@ fn a_kill_sent_to_retry_alone_is_forwarded_once() {
 /// Starts an interactive bash (job control on) as the session leader of a new pty; returns it
 /// and the pty's master side, into which commands are typed.
 fn interactive_shell() -> (Child, File) {
-    let pty = nix::pty::openpty(None, None).unwrap();
-    let slave: OwnedFd = pty.slave;
     let mut cmd = Command::new("bash");
-    cmd.args(["--norc", "--noprofile", "-i"])
-        .env("PS1", "$ ")
-        .stdin(slave.try_clone().unwrap())
-        .stdout(slave.try_clone().unwrap())
-        .stderr(slave.try_clone().unwrap());
-    // SAFETY: setsid and ioctl are async-signal-safe system calls; nothing is allocated.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::unistd::setsid()?;
-            if libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let child = cmd.spawn().unwrap();
-    drop(slave);
-    (child, File::from(pty.master))
+    cmd.args(["--norc", "--noprofile", "-i"]).env("PS1", "$ ");
+    on_new_pty(cmd)
 }
 
 #[test]
