@@ -345,20 +345,21 @@ pub fn is_ignored(signal: i32) -> bool {
 /// disabled, the default action restored and the signal raised. Returns only if that did not
 /// end the process (a signal whose default action is not to terminate).
 pub fn die_by_signal(signal: i32) {
-    let Ok(sig) = Signal::try_from(signal) else {
-        return;
-    };
-    if matches!(
-        sig,
-        Signal::SIGSTOP | Signal::SIGTSTP | Signal::SIGTTIN | Signal::SIGTTOU
-    ) {
+    // Raw numbers, not nix's `Signal`: real-time signals (SIGRTMIN..=SIGRTMAX) must pass too.
+    if !(1..=libc::SIGRTMAX()).contains(&signal)
+        || [libc::SIGSTOP, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU].contains(&signal)
+    {
         return;
     }
     let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
-    // SAFETY: restoring the default disposition installs no Rust handler.
-    let _ = unsafe { nix::sys::signal::signal(sig, nix::sys::signal::SigHandler::SigDfl) };
-    let mut set = SigSet::empty();
-    set.add(sig);
-    let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&set), None);
-    let _ = nix::sys::signal::raise(sig);
+    // SAFETY: restoring the default disposition installs no handler; sigset_t is plain data,
+    // initialised by sigemptyset before use; raise sends the signal to this thread.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signal);
+    }
 }
