@@ -1,0 +1,140 @@
+//! Exit status fidelity, table-driven: every exit status 0..=255 and every signal that can end
+//! a process passes through retry exactly, on the first attempt and after retries.
+//!
+//! Signals that are left out, and why: STOP, TSTP, TTIN and TTOU stop a process instead of
+//! ending it; CONT, CHLD, URG and WINCH are ignored by default. None of them can be a death by
+//! signal unless the process catches and re-raises them, which `sh` does not.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+
+use crate::helpers::{retry_std, wait_with_limit};
+
+/// Every signal 1..=31 that ends a process by default (KILL included: it cannot be caught by
+/// the attempt, but it still ends it, and retry must die of it too).
+const DEATH_SIGNALS: [i32; 23] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGKILL,
+    libc::SIGUSR1,
+    libc::SIGSEGV,
+    libc::SIGUSR2,
+    libc::SIGPIPE,
+    libc::SIGALRM,
+    libc::SIGTERM,
+    libc::SIGSTKFLT,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGIO,
+    libc::SIGPWR,
+    libc::SIGSYS,
+];
+
+/// The signals 1..=31 left out of [`DEATH_SIGNALS`] (see the module doc).
+const NOT_DEATHS: [i32; 8] = [
+    libc::SIGSTOP,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+    libc::SIGCONT,
+    libc::SIGCHLD,
+    libc::SIGURG,
+    libc::SIGWINCH,
+];
+
+/// Runs retry (`-b 0`, `-n RETRIES`, core dumps of the attempt off) on `sh -c SCRIPT` in a
+/// scratch directory and returns how retry ended.
+fn run(retries: u32, script: &str) -> ExitStatus {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = retry_std()
+        .args([
+            "-q",
+            "-b",
+            "0",
+            "-n",
+            &retries.to_string(),
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(format!("ulimit -c 0; {script}"))
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_with_limit(&mut child)
+}
+
+/// `body` on the last of three attempts; the first two exit 1 (retried).
+fn on_third_attempt(body: &str) -> String {
+    format!("test \"$RETRY_ATTEMPT\" -lt 3 && exit 1; {body}")
+}
+
+#[test]
+fn the_signal_table_covers_every_classic_signal() {
+    let mut all: Vec<i32> = DEATH_SIGNALS.iter().chain(&NOT_DEATHS).copied().collect();
+    all.sort_unstable();
+    assert_eq!(all, (1..=31).collect::<Vec<_>>());
+}
+
+#[test]
+fn every_exit_status_passes_through_exactly() {
+    let mut wrong = Vec::new();
+    for code in 0..=255 {
+        let first = run(0, &format!("exit {code}"));
+        let third = run(2, &on_third_attempt(&format!("exit {code}")));
+        for (when, status) in [("first attempt", first), ("third attempt", third)] {
+            if status.code() != Some(code) {
+                wrong.push(format!("exit {code} on the {when}: retry ended {status:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_death_by_signal_passes_through_as_the_same_signal_without_core() {
+    let mut wrong = Vec::new();
+    for sig in DEATH_SIGNALS {
+        let kill = format!("kill -{sig} $$");
+        let first = run(0, &kill);
+        let third = run(2, &on_third_attempt(&kill));
+        for (when, status) in [("first attempt", first), ("third attempt", third)] {
+            if status.signal() != Some(sig) || status.core_dumped() {
+                wrong.push(format!(
+                    "signal {sig} on the {when}: retry ended {status:?} (core dumped: {})",
+                    status.core_dumped()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Real-time signals too (RELIABILITY.md, finding 1: they used to end retry with exit status
+/// 128+N, because the number went through `nix::sys::signal::Signal`, which has none).
+#[test]
+fn real_time_signal_deaths_pass_through() {
+    // SIGRTMIN..=SIGRTMAX as the shell numbers them (glibc reserves the first two or three).
+    let (min, max) = (libc::SIGRTMIN(), libc::SIGRTMAX());
+    let mut wrong = Vec::new();
+    for sig in [min, min + 1, (min + max) / 2, max - 1, max] {
+        let status = run(0, &format!("kill -{sig} $$"));
+        if status.signal() != Some(sig) {
+            wrong.push(format!(
+                "signal {sig}: retry ended {status:?} (code {:?})",
+                status.code()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
