@@ -211,11 +211,6 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The index of the retry whose delay [`Schedule::next_delay`] returns next (from 0).
-    pub fn retry_index(&self) -> u64 {
-        self.retry
-    }
-
     /// The delay before the next retry, drawn with `rng`; never more than the cap.
     pub fn next_delay<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Duration {
         let p = &self.policy;

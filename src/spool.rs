@@ -82,10 +82,7 @@ impl Spool {
                 return Ok(());
             }
             if s.file.is_none() {
-                let file = tempfile::tempfile()?;
-                // O_TMPFILE honours the umask; the copy is private whatever it is.
-                file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-                s.file = Some(Arc::new(file));
+                s.file = Some(Arc::new(private_tempfile()?));
             }
             (s.file.clone(), s.len - s.memory.len() as u64)
         };
@@ -199,6 +196,31 @@ impl Default for Spool {
     fn default() -> Self {
         Spool::new()
     }
+}
+
+/// An unlinked temporary file in TMPDIR, mode 0600 from its creation on.
+///
+/// On Linux, `O_TMPFILE` with mode 0600: `tempfile::tempfile()` opens it with std's default
+/// 0666 (less the umask), and a chmod after it would leave a moment in which the copy is
+/// readable by others. Where `O_TMPFILE` is not supported, `tempfile::tempfile()`, which falls
+/// back to creating a 0600 file and unlinking it at once; the chmod then changes nothing.
+fn private_tempfile() -> io::Result<File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+            .open(std::env::temp_dir());
+        if let Ok(file) = opened {
+            return Ok(file);
+        }
+    }
+    let file = tempfile::tempfile()?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    Ok(file)
 }
 
 #[cfg(test)]

@@ -90,7 +90,10 @@ impl Supervisor<'_> {
         let max_attempts = self.config.max_attempts();
         let mut attempt: u64 = 1;
         loop {
-            let end = self.run_attempt(attempt);
+            let end = match self.run_attempt(attempt) {
+                Ok(end) => end,
+                Err(exit) => return exit,
+            };
             let status = end.outcome.status();
             let findings = end.io.findings;
             // Exit status 0 that the output says is a failure (`--retry-if-output`).
@@ -248,8 +251,9 @@ impl Supervisor<'_> {
     }
 
     /// Runs attempt number `attempt` (from 1) to its end, enforcing the timeout and deadline
-    /// and passing signals on.
-    fn run_attempt(&self, attempt: u64) -> AttemptEnd {
+    /// and passing signals on. `Err` only when retry itself fails (its I/O threads cannot
+    /// start); the attempt is then stopped and reaped first.
+    fn run_attempt(&self, attempt: u64) -> Result<AttemptEnd, Exit> {
         self.reporter.attempt_start(attempt);
         let max = self
             .config
@@ -265,22 +269,34 @@ impl Supervisor<'_> {
         let spawned = match process::spawn(&self.config.command, &env, self.mode, piped) {
             Ok(spawned) => spawned,
             Err(e) => {
-                return AttemptEnd {
+                return Ok(AttemptEnd {
                     outcome: Outcome::launch_failed(&e),
                     ran: started.elapsed(),
                     interrupted: None,
                     io: AttemptReport::default(),
-                };
+                });
             }
         };
         let child = spawned.attempt;
-        let attempt_io = self.io.as_ref().map(|io| {
-            io.start(spawned.stdin, spawned.stdout, spawned.stderr)
-                .unwrap_or_else(|e| {
-                    eprintln!("retry: cannot start pipeline I/O: {e}");
-                    std::process::exit(i32::from(crate::status::USAGE))
-                })
-        });
+        let attempt_io = match self
+            .io
+            .as_ref()
+            .map(|io| io.start(spawned.stdin, spawned.stdout, spawned.stderr))
+        {
+            Some(Err(e)) => {
+                // Without its I/O threads the attempt cannot run as asked: stop it, reap it.
+                self.reporter
+                    .error(&format!("cannot start pipeline I/O: {e}"));
+                child.signal_tree(Signal::SIGKILL);
+                while child.try_reap().is_none() {
+                    let _ = self.events.recv();
+                }
+                child.kill_leftovers();
+                return Err(Exit::Usage);
+            }
+            Some(Ok(io)) => Some(io),
+            None => None,
+        };
         let timeout_at = self.config.timeout.and_then(|t| started.checked_add(t));
         // The earlier of the timeout and the deadline stops the attempt.
         let (limit, reason) = match (timeout_at, self.deadline) {
@@ -354,12 +370,12 @@ impl Supervisor<'_> {
             (None, Ended::Exited(c)) => Outcome::Exited(c),
             (None, Ended::Signaled(n)) => Outcome::Signaled(n),
         };
-        AttemptEnd {
+        Ok(AttemptEnd {
             outcome,
             ran,
             interrupted: interrupted.or_else(|| self.queued_stop_signal()),
             io: attempt_io.map(AttemptIo::finish).unwrap_or_default(),
-        }
+        })
     }
 
     /// A stop signal that arrived with the attempt's end but is still queued (a terminal's
