@@ -536,11 +536,7 @@ fn on_a_terminal(vars: &[(&str, &str)], args: &[&str]) -> String {
     let pty = nix::pty::openpty(None, None).unwrap();
     let slave: OwnedFd = pty.slave;
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("RETRY_") {
-            cmd.env_remove(name);
-        }
-    }
+    crate::helpers::clear_outside_env(&mut cmd);
     cmd.env_remove("NO_COLOR")
         .env_remove("CLICOLOR")
         .env_remove("CLICOLOR_FORCE")

@@ -17,10 +17,23 @@ pub fn retry() -> assert_cmd::Command {
 }
 
 /// `retry` as a std command (stdin null, own process group), for tests that signal it.
+/// Hermetic: every `RETRY_*` and `GITHUB_*` variable of the caller's environment is removed
+/// (the README recommends setting `RETRY_*` for a whole CI job); a test sets what it needs.
 pub fn retry_std() -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
     cmd.stdin(Stdio::null()).process_group(0);
+    clear_outside_env(&mut cmd);
     cmd
+}
+
+/// Removes the caller's `RETRY_*` and `GITHUB_*` variables from `cmd`'s environment.
+pub fn clear_outside_env(cmd: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let name_str = name.to_string_lossy();
+        if name_str.starts_with("RETRY_") || name_str.starts_with("GITHUB_") {
+            cmd.env_remove(&name);
+        }
+    }
 }
 
 /// Waits (polling a file, within [`HANG_LIMIT`]) until `path` exists and holds at least

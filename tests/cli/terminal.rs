@@ -39,6 +39,7 @@ fn on_new_pty(mut cmd: Command) -> (Child, File) {
 fn in_terminal(args: &[String]) -> (Child, File) {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
     cmd.args(args);
+    crate::helpers::clear_outside_env(&mut cmd);
     on_new_pty(cmd)
 }
 
@@ -114,6 +115,7 @@ fn a_kill_sent_to_retry_alone_is_forwarded_once() {
 fn interactive_shell() -> (Child, File) {
     let mut cmd = Command::new("bash");
     cmd.args(["--norc", "--noprofile", "-i"]).env("PS1", "$ ");
+    crate::helpers::clear_outside_env(&mut cmd);
     on_new_pty(cmd)
 }
 
