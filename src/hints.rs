@@ -1,0 +1,420 @@
+//! Server hints: how long an HTTP server asks a client to wait, read from response header
+//! lines in an attempt's output (`--http-hints`) or from a `--delay-from-output` capture.
+//!
+//! Forms understood (header names in any case, values trimmed, `\r\n` or `\n`, a `< ` prefix
+//! as `curl -v` prints received headers):
+//! - `Retry-After`: delta-seconds or an HTTP-date in any of the three formats of
+//!   [RFC 9110, section 10.2.3](https://www.rfc-editor.org/rfc/rfc9110#section-10.2.3)
+//!   (IMF-fixdate, obsolete RFC 850 and ANSI C `asctime`; section 5.6.7).
+//! - `RateLimit` with `r=0` and `t=SECONDS` ([draft-ietf-httpapi-ratelimit-headers](
+//!   https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/)), and the older
+//!   drafts' `RateLimit-Reset: SECONDS` with `RateLimit-Remaining: 0`.
+//! - `X-RateLimit-Reset: EPOCH-SECONDS` with `X-RateLimit-Remaining: 0` ([GitHub's REST API](
+//!   https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api)): a
+//!   point in time, not a delay.
+//! - `x-amz-retry-after: MILLISECONDS` (AWS SDKs).
+//!
+//! A hint is kept as the wall-clock time before which the server wants no new request, so a
+//! delta read early in a long attempt is not counted twice. If several hints are present, the
+//! latest time wins.
+
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+/// Where a hint came from; its [`fmt::Display`] is the name shown in the progress line
+/// (`retrying in 30.000s (Retry-After)`) and in the JSON `wait` event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HintSource {
+    /// `Retry-After` (delta-seconds or HTTP-date).
+    RetryAfter,
+    /// `RateLimit` with `r=0;t=N`, or `RateLimit-Reset` with `RateLimit-Remaining: 0`.
+    RateLimit,
+    /// `X-RateLimit-Reset` (epoch seconds) with `X-RateLimit-Remaining: 0`.
+    XRateLimitReset,
+    /// `x-amz-retry-after` (milliseconds).
+    AmzRetryAfter,
+    /// A `--delay-from-output` capture.
+    DelayFromOutput,
+}
+
+impl fmt::Display for HintSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HintSource::RetryAfter => "Retry-After",
+            HintSource::RateLimit => "RateLimit",
+            HintSource::XRateLimitReset => "X-RateLimit-Reset",
+            HintSource::AmzRetryAfter => "x-amz-retry-after",
+            HintSource::DelayFromOutput => "--delay-from-output",
+        })
+    }
+}
+
+/// A server's hint: no new request before `not_before` (wall clock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hint {
+    /// The earliest time for the next attempt.
+    pub not_before: SystemTime,
+    /// Which header (or flag) said so.
+    pub source: HintSource,
+}
+
+impl Hint {
+    /// The wait still to go at `now`: zero for a hint in the past.
+    pub fn wait_from(&self, now: SystemTime) -> Duration {
+        self.not_before
+            .duration_since(now)
+            .unwrap_or(Duration::ZERO)
+    }
+
+    /// The later of two hints (the longer wait wins).
+    pub fn later(a: Option<Hint>, b: Option<Hint>) -> Option<Hint> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if b.not_before > a.not_before { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// A value that is neither a number of seconds nor an HTTP-date.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadHint(pub String);
+
+impl fmt::Display for BadHint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?} is neither a number of seconds nor an HTTP-date",
+            self.0
+        )
+    }
+}
+
+/// Reads `value` as delta-seconds (a non-negative decimal number) or an HTTP-date, and returns
+/// the time it names, counting a delta from `now`.
+///
+/// # Errors
+/// [`BadHint`] when the value is neither.
+pub fn parse_delay_value(value: &str, now: SystemTime) -> Result<SystemTime, BadHint> {
+    let value = value.trim();
+    if let Some(secs) = parse_seconds(value) {
+        return Ok(add_secs(now, secs));
+    }
+    httpdate::parse_http_date(value).map_err(|_| BadHint(value.to_string()))
+}
+
+/// A non-negative, finite decimal number of seconds.
+fn parse_seconds(value: &str) -> Option<f64> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    value.parse::<f64>().ok().filter(|s| s.is_finite())
+}
+
+/// `base + secs`, saturating at a time far in the future.
+fn add_secs(base: SystemTime, secs: f64) -> SystemTime {
+    let far = Duration::from_secs(100 * 365 * 86_400);
+    let d = Duration::try_from_secs_f64(secs).unwrap_or(far).min(far);
+    base.checked_add(d).unwrap_or(base + far)
+}
+
+/// Reads one stream's header lines and keeps the latest hint. Feed it every line of the
+/// output; lines that are not headers are skipped.
+#[derive(Debug, Default)]
+pub struct HeaderHints {
+    /// `X-RateLimit-Remaining` of the current response: `Some(true)` when it is 0.
+    x_exhausted: Option<bool>,
+    /// `X-RateLimit-Reset` of the current response, epoch seconds.
+    x_reset: Option<f64>,
+    /// `RateLimit-Remaining` (older drafts) of the current response: `Some(true)` when 0.
+    rl_exhausted: Option<bool>,
+    /// `RateLimit-Reset` (older drafts) of the current response, seconds from now.
+    rl_reset: Option<SystemTime>,
+    best: Option<Hint>,
+}
+
+impl HeaderHints {
+    /// A reader that has seen nothing.
+    pub fn new() -> HeaderHints {
+        HeaderHints::default()
+    }
+
+    /// Reads one line (without its `\n`; a trailing `\r` is ignored), received at `now`.
+    pub fn line(&mut self, line: &[u8], now: SystemTime) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // `curl -v` prints received headers after "< ".
+        let line = line.strip_prefix(b"< ").unwrap_or(line);
+        if line.len() > 8 * 1024 {
+            return;
+        }
+        let Ok(line) = std::str::from_utf8(line) else {
+            return;
+        };
+        if line.starts_with("HTTP/") {
+            // A new response (a redirect, or the next attempt inside one run of curl).
+            self.x_exhausted = None;
+            self.x_reset = None;
+            self.rl_exhausted = None;
+            self.rl_reset = None;
+            return;
+        }
+        let Some((name, value)) = line.split_once(':') else {
+            return;
+        };
+        if name.is_empty() || name.bytes().any(|b| !is_token_byte(b)) {
+            return;
+        }
+        let value = value.trim();
+        let name = name.to_ascii_lowercase();
+        match name.as_str() {
+            "retry-after" => {
+                if let Ok(t) = parse_delay_value(value, now) {
+                    self.offer(t, HintSource::RetryAfter);
+                }
+            }
+            "x-amz-retry-after" => {
+                if let Some(ms) = parse_seconds(value).filter(|_| !value.contains('.')) {
+                    self.offer(add_secs(now, ms / 1000.0), HintSource::AmzRetryAfter);
+                }
+            }
+            "ratelimit" => {
+                if let Some(secs) = ratelimit_wait(value) {
+                    self.offer(add_secs(now, secs), HintSource::RateLimit);
+                }
+            }
+            "ratelimit-remaining" => {
+                self.rl_exhausted = parse_seconds(value).map(|r| r == 0.0);
+                self.pair_ratelimit();
+            }
+            "ratelimit-reset" => {
+                self.rl_reset = parse_seconds(value).map(|s| add_secs(now, s));
+                self.pair_ratelimit();
+            }
+            "x-ratelimit-remaining" => {
+                self.x_exhausted = parse_seconds(value).map(|r| r == 0.0);
+                self.pair_x_ratelimit();
+            }
+            "x-ratelimit-reset" => {
+                self.x_reset = parse_seconds(value);
+                self.pair_x_ratelimit();
+            }
+            _ => {}
+        }
+    }
+
+    /// The latest hint seen so far.
+    pub fn hint(&self) -> Option<Hint> {
+        self.best
+    }
+
+    fn offer(&mut self, not_before: SystemTime, source: HintSource) {
+        self.best = Hint::later(self.best, Some(Hint { not_before, source }));
+    }
+
+    fn pair_ratelimit(&mut self) {
+        if let (Some(true), Some(t)) = (self.rl_exhausted, self.rl_reset) {
+            self.offer(t, HintSource::RateLimit);
+        }
+    }
+
+    fn pair_x_ratelimit(&mut self) {
+        if let (Some(true), Some(epoch)) = (self.x_exhausted, self.x_reset) {
+            self.offer(
+                add_secs(SystemTime::UNIX_EPOCH, epoch),
+                HintSource::XRateLimitReset,
+            );
+        }
+    }
+}
+
+/// An HTTP token character (RFC 9110, section 5.6.2): what a header name is made of.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// The wait of a `RateLimit` field value: the largest `t` of the items whose `r` is 0.
+/// Items are separated by `,`, parameters by `;` (`"default";r=0;t=30`); the older drafts'
+/// `limit=10, remaining=0, reset=30` is read too.
+fn ratelimit_wait(value: &str) -> Option<f64> {
+    let mut best: Option<f64> = None;
+    let mut take = |r: Option<f64>, t: Option<f64>| {
+        if let (Some(r), Some(t)) = (r, t)
+            && r == 0.0
+        {
+            best = Some(best.map_or(t, |b: f64| b.max(t)));
+        }
+    };
+    let (mut old_r, mut old_t) = (None, None);
+    for item in value.split(',') {
+        let (mut r, mut t) = (None, None);
+        for param in item.split(';') {
+            let Some((key, val)) = param.split_once('=') else {
+                continue;
+            };
+            let val = parse_seconds(val.trim().trim_matches('"'));
+            match key.trim().to_ascii_lowercase().as_str() {
+                "r" => r = val,
+                "t" => t = val,
+                "remaining" => old_r = val,
+                "reset" => old_t = val,
+                _ => {}
+            }
+        }
+        take(r, t);
+    }
+    take(old_r, old_t);
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> SystemTime {
+        // 2026-01-01T00:00:00Z
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600)
+    }
+
+    fn read(text: &str) -> Option<Hint> {
+        let mut h = HeaderHints::new();
+        for line in text.split('\n') {
+            h.line(line.as_bytes(), now());
+        }
+        h.hint()
+    }
+
+    fn wait(text: &str) -> Option<(f64, HintSource)> {
+        read(text).map(|h| (h.wait_from(now()).as_secs_f64(), h.source))
+    }
+
+    #[test]
+    fn retry_after_seconds_in_any_case_with_crlf() {
+        assert_eq!(
+            wait("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 120\r\n\r\n"),
+            Some((120.0, HintSource::RetryAfter))
+        );
+        assert_eq!(
+            wait("HTTP/2 429\nretry-after: 7\n"),
+            Some((7.0, HintSource::RetryAfter))
+        );
+        assert_eq!(
+            wait("< RETRY-AFTER:3\r"),
+            Some((3.0, HintSource::RetryAfter))
+        );
+    }
+
+    #[test]
+    fn retry_after_all_three_date_formats() {
+        for date in [
+            "Thu, 01 Jan 2026 00:00:30 GMT",
+            "Thursday, 01-Jan-26 00:00:30 GMT",
+            "Thu Jan  1 00:00:30 2026",
+        ] {
+            assert_eq!(
+                wait(&format!("Retry-After: {date}")),
+                Some((30.0, HintSource::RetryAfter)),
+                "{date}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_date_in_the_past_means_no_wait() {
+        assert_eq!(
+            wait("Retry-After: Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some((0.0, HintSource::RetryAfter))
+        );
+    }
+
+    #[test]
+    fn ratelimit_structured_and_older_drafts() {
+        assert_eq!(
+            wait("RateLimit: \"default\";r=0;t=30"),
+            Some((30.0, HintSource::RateLimit))
+        );
+        assert_eq!(wait("RateLimit: \"default\";r=5;t=30"), None);
+        assert_eq!(
+            wait("ratelimit: \"a\";r=3;t=9, \"b\";r=0;t=12"),
+            Some((12.0, HintSource::RateLimit))
+        );
+        assert_eq!(
+            wait("RateLimit: limit=10, remaining=0, reset=20"),
+            Some((20.0, HintSource::RateLimit))
+        );
+        assert_eq!(
+            wait("RateLimit-Reset: 15\nRateLimit-Remaining: 0"),
+            Some((15.0, HintSource::RateLimit))
+        );
+    }
+
+    #[test]
+    fn x_ratelimit_reset_is_an_epoch_only_when_remaining_is_zero() {
+        let epoch = 1_767_225_600 + 45;
+        assert_eq!(
+            wait(&format!(
+                "X-RateLimit-Remaining: 0\nX-RateLimit-Reset: {epoch}"
+            )),
+            Some((45.0, HintSource::XRateLimitReset))
+        );
+        assert_eq!(
+            wait(&format!(
+                "x-ratelimit-reset: {epoch}\nx-ratelimit-remaining: 0"
+            )),
+            Some((45.0, HintSource::XRateLimitReset))
+        );
+        assert_eq!(
+            wait(&format!(
+                "X-RateLimit-Remaining: 4\nX-RateLimit-Reset: {epoch}"
+            )),
+            None
+        );
+        // The pair must come from one response.
+        assert_eq!(
+            wait(&format!(
+                "HTTP/1.1 200 OK\nX-RateLimit-Remaining: 0\nHTTP/1.1 200 OK\nX-RateLimit-Reset: {epoch}"
+            )),
+            None
+        );
+    }
+
+    #[test]
+    fn amz_retry_after_is_milliseconds() {
+        assert_eq!(
+            wait("x-amz-retry-after: 2500"),
+            Some((2.5, HintSource::AmzRetryAfter))
+        );
+    }
+
+    #[test]
+    fn the_longest_hint_wins() {
+        assert_eq!(
+            wait("Retry-After: 5\nx-amz-retry-after: 9000\nRateLimit: \"q\";r=0;t=2"),
+            Some((9.0, HintSource::AmzRetryAfter))
+        );
+    }
+
+    #[test]
+    fn other_lines_and_bad_values_are_not_hints() {
+        assert_eq!(wait("the body says Retry-After: 5 somewhere"), None);
+        assert_eq!(wait("Retry-After: soon"), None);
+        assert_eq!(wait("Retry-After: -5"), None);
+        assert_eq!(wait("x-amz-retry-after: 1.5"), None);
+        assert_eq!(wait("Content-Length: 5"), None);
+    }
+
+    #[test]
+    fn delay_values_are_seconds_or_dates() {
+        assert_eq!(
+            parse_delay_value(" 2.5 ", now()),
+            Ok(now() + Duration::from_millis(2500))
+        );
+        assert_eq!(
+            parse_delay_value("Thu, 01 Jan 2026 00:01:00 GMT", now()),
+            Ok(now() + Duration::from_secs(60))
+        );
+        let err = parse_delay_value("later", now()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "\"later\" is neither a number of seconds nor an HTTP-date"
+        );
+    }
+}
