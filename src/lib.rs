@@ -10,6 +10,7 @@ pub mod codes;
 pub mod config;
 pub mod duration;
 pub mod generate;
+pub mod github;
 pub mod hints;
 pub mod pipeline;
 pub mod preset;
