@@ -3,6 +3,8 @@
 
 #[cfg(unix)]
 mod unix;
+#[cfg(target_os = "linux")]
+pub mod vfork;
 #[cfg(unix)]
 pub use unix::*;
 
