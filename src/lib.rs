@@ -21,6 +21,8 @@ pub mod simulate;
 pub mod spool;
 pub mod status;
 pub mod supervise;
+#[cfg(target_os = "linux")]
+pub mod waiter;
 
 use std::ffi::OsString;
 use std::io::Write;
