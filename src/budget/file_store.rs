@@ -61,10 +61,14 @@ impl FileStore {
             .create(dir)
             .map_err(|e| dir_error(dir, format!("cannot create: {e}")))?;
         let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        let dir_fd = nix::fcntl::open(dir, flags, Mode::empty()).map_err(|e| match e {
-            Errno::ELOOP => dir_error(dir, "is a symlink; refused"),
-            Errno::ENOTDIR => dir_error(dir, "is not a directory"),
-            e => dir_error(dir, format!("cannot open: {}", std::io::Error::from(e))),
+        let dir_fd = nix::fcntl::open(dir, flags, Mode::empty()).map_err(|e| {
+            let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+            match e {
+                // Linux says ENOTDIR for a symlink opened with O_DIRECTORY | O_NOFOLLOW.
+                Errno::ELOOP | Errno::ENOTDIR if is_link => dir_error(dir, "is a symlink; refused"),
+                Errno::ENOTDIR => dir_error(dir, "is not a directory"),
+                e => dir_error(dir, format!("cannot open: {}", std::io::Error::from(e))),
+            }
         })?;
         let st = fstat(&dir_fd).map_err(|e| dir_error(dir, format!("cannot stat: {e}")))?;
         // SAFETY: geteuid has no preconditions and cannot fail (POSIX).

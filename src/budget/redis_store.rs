@@ -1,7 +1,8 @@
 //! The fleet store: a KEY's state in a Redis (or Valkey) server, so every host shares one
 //! budget and one breaker. One synchronous connection per run (the `redis` crate without an
-//! async runtime), connect and command timeouts of [`CONNECT_TIMEOUT`] and
-//! [`COMMAND_TIMEOUT`].
+//! async runtime), with a connect timeout of [`CONNECT_TIMEOUT`] and at most
+//! [`COMMAND_TIMEOUT`] for each round trip: a server that is down costs one error at once
+//! (connection refused), one that accepts but never answers costs about 300 ms.
 //!
 //! The read-modify-write is optimistic, with Redis transactions
 //! (<https://redis.io/docs/latest/develop/interact/transactions/>): `WATCH key` and `GET key`,
@@ -18,6 +19,8 @@
 use std::fmt;
 use std::time::{Duration, Instant, SystemTime};
 
+use redis::IntoConnectionInfo;
+
 use super::codec;
 use super::key::BudgetKey;
 use super::location::RedisUrl;
@@ -26,7 +29,8 @@ use super::store::StoreError;
 
 /// Connect timeout (TCP connect and the connection's setup commands).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
-/// Read and write timeout of each command.
+/// Write timeout of each command, and read timeout of each round trip (shared by the
+/// replies of a pipeline).
 pub const COMMAND_TIMEOUT: Duration = Duration::from_millis(300);
 /// Aborted transactions retried before giving up on an update.
 pub const MAX_CONFLICTS: u32 = 100;
@@ -76,7 +80,10 @@ impl RedisStore {
             server: server.clone(),
             reason: e.to_string(),
         };
-        let client = redis::Client::open(url.secret_url()).map_err(fail)?;
+        let info = url.secret_url().into_connection_info().map_err(fail)?;
+        // No `CLIENT SETINFO` round trip at connect: one less command to time out on.
+        let settings = info.redis_settings().clone().set_skip_set_lib_name();
+        let client = redis::Client::open(info.set_redis_settings(settings)).map_err(fail)?;
         let con = client
             .get_connection_with_timeout(CONNECT_TIMEOUT)
             .map_err(fail)?;
@@ -97,6 +104,17 @@ impl RedisStore {
         }
     }
 
+    /// Sets the read timeout for a round trip of `replies` replies. The client reads each
+    /// reply of a pipeline with the socket's timeout and goes on after a timeout, so a hung
+    /// server would cost `replies` times the timeout: each reply gets its share instead, and
+    /// a whole round trip takes at most [`COMMAND_TIMEOUT`]. (A live server sends the later
+    /// replies of a pipeline right after the first.)
+    fn round_trip_of(&mut self, replies: u32) -> Result<(), StoreError> {
+        self.con
+            .set_read_timeout(Some(COMMAND_TIMEOUT / replies))
+            .map_err(|e| self.error(e))
+    }
+
     /// [`super::store::Store::update`] for this store: `f` runs once per read, again after
     /// each aborted transaction.
     ///
@@ -112,6 +130,7 @@ impl RedisStore {
         let start = Instant::now();
         let mut conflicts = 0;
         loop {
+            self.round_trip_of(2)?;
             let (_, stored): ((), Option<Vec<u8>>) = redis::pipe()
                 .cmd("WATCH")
                 .arg(&rkey)
@@ -132,12 +151,15 @@ impl RedisStore {
             let mut state = before;
             let result = f(&mut state);
             if state == before {
+                self.round_trip_of(1)?;
                 redis::cmd("UNWATCH")
                     .exec(&mut self.con)
                     .map_err(|e| self.error(e))?;
                 return Ok(result);
             }
             let ttl = expiry_ms(&state, now_ms());
+            // MULTI, SET and EXEC: three replies.
+            self.round_trip_of(3)?;
             let done: Option<redis::Value> = redis::pipe()
                 .atomic()
                 .cmd("SET")
