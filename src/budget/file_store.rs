@@ -4,7 +4,9 @@
 //! renamed over `STEM.json`, so a run killed at any moment leaves the old state or the new one,
 //! never half of one; and the kernel releases a dead process's `flock`, so a run killed while
 //! holding the lock cannot wedge the others. Local file systems only: `flock` over NFS is not
-//! reliable.
+//! reliable. Files do not expire: `$XDG_RUNTIME_DIR` is emptied when the user's last session
+//! ends, and the temporary directory by the system's own cleaning; a state file that
+//! disappears is a fresh state (full bucket, closed breaker).
 //!
 //! Every file is opened relative to the directory's descriptor with `O_NOFOLLOW`, after the
 //! directory itself was opened with `O_NOFOLLOW` and checked (owned by this user, not writable

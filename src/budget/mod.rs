@@ -5,18 +5,30 @@
 //! Layers, one way:
 //! - pure state, std only, no I/O, times as epoch milliseconds passed in: [`throttle`]
 //!   ([`TokenBucket`]), [`breaker`] ([`CircuitBreaker`]), [`state`] ([`SharedState`] and the
-//!   run's operations on it). The simulator runs these very operations.
+//!   run's operations on it). The simulator runs these very operations with its own clock.
 //! - stored form and stores: [`codec`] (versioned JSON), [`key`] (KEY encoding),
 //!   [`location`] (`--budget-store` parsing, password redaction, default directory),
 //!   [`store`] (one atomic `update`), [`file_store`] (`flock`), [`redis_store`]
 //!   (WATCH/MULTI/EXEC).
 //! - [`session`]: one run's [`Budget`], with the wall clock, failing open on any store error.
 //!
-//! A supervisor calls, in this order: [`Budget::begin`] before attempt 1 (refuse with exit 75
-//! on [`Admission::Refuse`]); [`Budget::cooldown`] right before every attempt, waiting as it
-//! says; [`Budget::attempt_end`] after every attempt (a refused retry gives up with
-//! [`Budget::spent`]); [`Budget::finish`] once at the end of an admitted run; and
-//! [`Budget::take_warning`] after each call, printing the one warning it may yield.
+//! A supervisor uses one [`Budget`] per run, in this order:
+//! 1. [`Budget::begin`] before attempt 1 (and before any splay). On [`Admission::Refuse`]
+//!    the command is not run: exit 75 (EX_TEMPFAIL) with [`Budget::refusal`]'s line.
+//! 2. [`Budget::cooldown`] right before every attempt, the first included: while it returns a
+//!    time still ahead, wait until then (interruptibly; give up if that passes the deadline)
+//!    and ask again.
+//! 3. [`Budget::attempt_end`] after every attempt, with [`AttemptOutcome::Success`],
+//!    [`AttemptOutcome::Failure`] (a status that is retried) or [`AttemptOutcome::Neutral`],
+//!    and the server's hint if the attempt's output had one. When a retry is wanted and
+//!    [`AfterAttempt::retry_allowed`] is false, give up with [`Budget::spent`]'s line;
+//!    otherwise wait the longer of the backoff delay and [`AfterAttempt::wait_until_ms`].
+//! 4. [`Budget::finish`] once at the end of an admitted run: [`RunEnd::Succeeded`],
+//!    [`RunEnd::GaveUp`] (any give-up, the spent budget included) or [`RunEnd::Abandoned`]
+//!    (a signal, retry's own error).
+//!
+//! After each call, [`Budget::take_warning`] yields the one warning line a store error gives;
+//! every call returns `None` from then on and the run goes on as without a budget.
 
 pub mod breaker;
 pub mod codec;

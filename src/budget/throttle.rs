@@ -14,9 +14,12 @@
 //! default so the default is exactly A6. The idea is Finagle's `RetryBudget`, whose
 //! `minRetriesPerSec` grants a reserve of retries over time whatever the success count
 //! (<https://github.com/twitter/finagle/blob/develop/finagle-core/src/main/scala/com/twitter/finagle/service/RetryBudget.scala>).
-//! Without it a sparse job gets its retries back only through successes: after an outage has
-//! emptied the bucket of an hourly cron job, it takes `(maxTokens / 2) / tokenRatio` successful
-//! attempts (50 hours at the defaults) before that job may retry again.
+//! Without it a sparse job gets its retries back only through successes. Every failed attempt
+//! takes a token, so an outage that outlasts ten attempts empties the bucket (at the defaults);
+//! the count must then climb above `maxTokens / 2` again, which takes more than
+//! `(maxTokens / 2) / tokenRatio` successful attempts: 51 at the defaults, so an hourly cron
+//! job sharing its KEY with nobody else may not retry again for about two days after an
+//! outage, though every first attempt still runs. A busy KEY recovers as fast as it succeeds.
 
 use std::time::Duration;
 
@@ -275,6 +278,21 @@ mod tests {
             b.record_success(&t, 0);
         }
         assert_eq!(b.tokens(), 10.0);
+    }
+
+    #[test]
+    fn an_empty_bucket_needs_51_successes_before_a_retry() {
+        let t = Throttle::default();
+        let mut b = TokenBucket::full(&t, 0);
+        for _ in 0..10 {
+            b.record_failure(&t, 0);
+        }
+        let mut successes = 0;
+        while !b.retry_allowed() {
+            b.record_success(&t, 0);
+            successes += 1;
+        }
+        assert_eq!(successes, 51);
     }
 
     #[test]
