@@ -5,6 +5,7 @@
 //! says how retry ends.
 
 pub mod backoff;
+pub mod budget;
 pub mod cli;
 pub mod codes;
 pub mod config;

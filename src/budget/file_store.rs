@@ -1,0 +1,227 @@
+//! The default store: a directory of the user's own with, per KEY, a state file
+//! (`STEM.json`, 0600) and a lock file (`STEM.lock`, 0600) on which `flock(2)` is held only
+//! for one read-modify-write, never across a wait. A new state is written to `STEM.tmp` and
+//! renamed over `STEM.json`, so a run killed at any moment leaves the old state or the new one,
+//! never half of one; and the kernel releases a dead process's `flock`, so a run killed while
+//! holding the lock cannot wedge the others. Local file systems only: `flock` over NFS is not
+//! reliable. Files do not expire: `$XDG_RUNTIME_DIR` is emptied when the user's last session
+//! ends, and the temporary directory by the system's own cleaning; a state file that
+//! disappears is a fresh state (full bucket, closed breaker).
+//!
+//! Every file is opened relative to the directory's descriptor with `O_NOFOLLOW`, after the
+//! directory itself was opened with `O_NOFOLLOW` and checked (owned by this user, not writable
+//! by group or others), so nobody else can redirect a write.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg, OFlag, openat, renameat};
+use nix::sys::stat::{Mode, fstat};
+
+use super::codec;
+use super::key::BudgetKey;
+use super::state::SharedState;
+use super::store::StoreError;
+
+/// How long a run waits for a KEY's lock before it goes on without a budget.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// A stored state larger than this is corrupt (a real one is about 250 bytes).
+const MAX_STATE_BYTES: u64 = 64 * 1024;
+
+/// A directory of budget state files.
+#[derive(Debug)]
+pub struct FileStore {
+    dir: PathBuf,
+    dir_fd: OwnedFd,
+    lock_timeout: Duration,
+}
+
+fn dir_error(path: &Path, reason: impl Into<String>) -> StoreError {
+    StoreError::Dir {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+impl FileStore {
+    /// Creates `dir` (and missing parents) with mode 0700 if needed, opens it and checks it:
+    /// it must be a directory, not a symlink, owned by the effective user, and not writable
+    /// by group or others.
+    ///
+    /// # Errors
+    /// [`StoreError::Dir`] saying which check failed.
+    pub fn open(dir: &Path) -> Result<FileStore, StoreError> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| dir_error(dir, format!("cannot create: {e}")))?;
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let dir_fd = nix::fcntl::open(dir, flags, Mode::empty()).map_err(|e| {
+            let is_link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+            match e {
+                // Linux says ENOTDIR for a symlink opened with O_DIRECTORY | O_NOFOLLOW.
+                Errno::ELOOP | Errno::ENOTDIR if is_link => dir_error(dir, "is a symlink; refused"),
+                Errno::ENOTDIR => dir_error(dir, "is not a directory"),
+                e => dir_error(dir, format!("cannot open: {}", std::io::Error::from(e))),
+            }
+        })?;
+        let st = fstat(&dir_fd).map_err(|e| dir_error(dir, format!("cannot stat: {e}")))?;
+        // SAFETY: geteuid has no preconditions and cannot fail (POSIX).
+        let euid = unsafe { libc::geteuid() };
+        if st.st_uid != euid {
+            return Err(dir_error(
+                dir,
+                format!(
+                    "is owned by uid {}, not by this user (uid {euid}); refused",
+                    st.st_uid
+                ),
+            ));
+        }
+        if st.st_mode & 0o022 != 0 {
+            return Err(dir_error(
+                dir,
+                format!(
+                    "is writable by others (mode {:o}); refused",
+                    st.st_mode & 0o7777
+                ),
+            ));
+        }
+        Ok(FileStore {
+            dir: dir.to_path_buf(),
+            dir_fd,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+        })
+    }
+
+    /// This store with another lock timeout (tests under heavy load use a long one).
+    pub fn with_lock_timeout(self, timeout: Duration) -> FileStore {
+        FileStore {
+            lock_timeout: timeout,
+            ..self
+        }
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The path of a file in the directory, for messages.
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn open_in(&self, name: &str, flags: OFlag) -> Result<File, Errno> {
+        let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        openat(&self.dir_fd, name, flags, Mode::from_bits_truncate(0o600)).map(File::from)
+    }
+
+    /// Takes `flock(LOCK_EX)` on `lock`, polling `LOCK_NB` with short sleeps (0.25 ms growing
+    /// to 8 ms) until the lock timeout.
+    fn lock(&self, lock: File, name: &str) -> Result<Flock<File>, StoreError> {
+        let start = Instant::now();
+        let mut lock = lock;
+        let mut pause = Duration::from_micros(250);
+        loop {
+            match Flock::lock(lock, FlockArg::LockExclusiveNonblock) {
+                Ok(locked) => return Ok(locked),
+                Err((file, Errno::EWOULDBLOCK | Errno::EINTR)) => {
+                    let waited = start.elapsed();
+                    if waited >= self.lock_timeout {
+                        return Err(StoreError::LockTimeout {
+                            path: self.path(name),
+                            waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                        });
+                    }
+                    std::thread::sleep(pause.min(self.lock_timeout - waited));
+                    pause = (pause * 2).min(Duration::from_millis(8));
+                    lock = file;
+                }
+                Err((_, e)) => {
+                    return Err(StoreError::Io {
+                        path: self.path(name),
+                        error: e.into(),
+                    });
+                }
+            }
+        }
+    }
+
+    fn read_state(&self, name: &str) -> Result<SharedState, StoreError> {
+        let io = |error: std::io::Error| StoreError::Io {
+            path: self.path(name),
+            error,
+        };
+        let mut bytes = Vec::new();
+        match self.open_in(name, OFlag::O_RDONLY) {
+            Ok(file) => {
+                file.take(MAX_STATE_BYTES + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(io)?;
+            }
+            Err(Errno::ENOENT) => {}
+            Err(e) => return Err(io(e.into())),
+        }
+        if bytes.len() as u64 > MAX_STATE_BYTES {
+            return Err(StoreError::Corrupt {
+                place: self.path(name).display().to_string(),
+                reason: format!("larger than {MAX_STATE_BYTES} bytes"),
+            });
+        }
+        codec::decode(&bytes).map_err(|reason| StoreError::Corrupt {
+            place: self.path(name).display().to_string(),
+            reason,
+        })
+    }
+
+    fn write_state(&self, stem: &str, name: &str, state: &SharedState) -> Result<(), StoreError> {
+        let tmp = format!("{stem}.tmp");
+        let io = |name: &str, error: std::io::Error| StoreError::Io {
+            path: self.path(name),
+            error,
+        };
+        let mut file = self
+            .open_in(&tmp, OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC)
+            .map_err(|e| io(&tmp, e.into()))?;
+        file.write_all(&codec::encode(state))
+            .map_err(|e| io(&tmp, e))?;
+        drop(file);
+        renameat(&self.dir_fd, tmp.as_str(), &self.dir_fd, name).map_err(|e| io(name, e.into()))
+    }
+
+    /// [`super::store::Store::update`] for this store: `f` runs exactly once, under the lock.
+    ///
+    /// # Errors
+    /// [`StoreError::LockTimeout`], [`StoreError::Io`] or [`StoreError::Corrupt`].
+    pub fn update<R>(
+        &self,
+        key: &BudgetKey,
+        mut f: impl FnMut(&mut SharedState) -> R,
+    ) -> Result<R, StoreError> {
+        let stem = key.file_stem();
+        let lock_name = format!("{stem}.lock");
+        let data_name = format!("{stem}.json");
+        let lock_file = self
+            .open_in(&lock_name, OFlag::O_RDWR | OFlag::O_CREAT)
+            .map_err(|e| StoreError::Io {
+                path: self.path(&lock_name),
+                error: e.into(),
+            })?;
+        let locked = self.lock(lock_file, &lock_name)?;
+        let before = self.read_state(&data_name)?;
+        let mut state = before;
+        let result = f(&mut state);
+        if state != before {
+            self.write_state(&stem, &data_name, &state)?;
+        }
+        drop(locked);
+        Ok(result)
+    }
+}

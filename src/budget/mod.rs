@@ -1,0 +1,50 @@
+//! Protecting the service: a retry budget (gRFC A6 retry throttling), a circuit breaker and a
+//! shared cooldown, kept in state shared by every run with the same `--budget KEY`, in a
+//! directory of files on one host or in Redis (or Valkey) for a fleet.
+//!
+//! Layers, one way:
+//! - pure state, std only, no I/O, times as epoch milliseconds passed in: [`throttle`]
+//!   ([`TokenBucket`]), [`breaker`] ([`CircuitBreaker`]), [`state`] ([`SharedState`] and the
+//!   run's operations on it). The simulator runs these very operations with its own clock.
+//! - stored form and stores: [`codec`] (versioned JSON), [`key`] (KEY encoding),
+//!   [`location`] (`--budget-store` parsing, password redaction, default directory),
+//!   [`store`] (one atomic `update`), [`file_store`] (`flock`), [`redis_store`]
+//!   (WATCH/MULTI/EXEC).
+//! - [`session`]: one run's [`Budget`], with the wall clock, failing open on any store error.
+//!
+//! A supervisor uses one [`Budget`] per run, in this order:
+//! 1. [`Budget::begin`] before attempt 1 (and before any splay). On [`Admission::Refuse`]
+//!    the command is not run: exit 75 (EX_TEMPFAIL) with [`Budget::refusal`]'s line.
+//! 2. [`Budget::cooldown`] right before every attempt, the first included: while it returns a
+//!    time still ahead, wait until then (interruptibly; give up if that passes the deadline)
+//!    and ask again.
+//! 3. [`Budget::attempt_end`] after every attempt, with [`AttemptOutcome::Success`],
+//!    [`AttemptOutcome::Failure`] (a status that is retried) or [`AttemptOutcome::Neutral`],
+//!    and the server's hint if the attempt's output had one. When a retry is wanted and
+//!    [`AfterAttempt::retry_allowed`] is false, give up with [`Budget::spent`]'s line;
+//!    otherwise wait the longer of the backoff delay and [`AfterAttempt::wait_until_ms`].
+//! 4. [`Budget::finish`] once at the end of an admitted run: [`RunEnd::Succeeded`],
+//!    [`RunEnd::GaveUp`] (any give-up, the spent budget included) or [`RunEnd::Abandoned`]
+//!    (a signal, retry's own error).
+//!
+//! After each call, [`Budget::take_warning`] yields the one warning line a store error gives;
+//! every call returns `None` from then on and the run goes on as without a budget.
+
+pub mod breaker;
+pub mod codec;
+pub mod file_store;
+pub mod key;
+pub mod location;
+pub mod redis_store;
+pub mod session;
+pub mod state;
+pub mod store;
+pub mod throttle;
+
+pub use breaker::{Admission, BreakerPolicy, BreakerState, CircuitBreaker, ProbeLease, RunEnd};
+pub use key::BudgetKey;
+pub use location::{StoreLocation, default_dir, parse_store_location};
+pub use session::{Budget, epoch_ms, from_epoch_ms, wait_until};
+pub use state::{AfterAttempt, AttemptOutcome, Begin, Policy, SharedState};
+pub use store::{Store, StoreError};
+pub use throttle::{Throttle, TokenBucket};
