@@ -18,7 +18,9 @@
 # (libc6-dev, as for any Rust build on Debian), tar, gzip, sha256sum, and cargo-deb, which it
 # installs with `cargo install cargo-deb --locked` when missing. The archive and the .deb carry
 # the time of the last commit (SOURCE_DATE_EPOCH, when unset), so two runs on the same commit
-# and toolchain give the same bytes. dist/test-release.sh checks what this script made.
+# and toolchain give the same bytes. It refuses a version without a CHANGELOG.md section; on a
+# tag (GITHUB_REF_TYPE=tag in the release workflow), a tag other than vVERSION and an undated
+# section. dist/test-release.sh checks what this script made.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -39,6 +41,10 @@ if [ "${GITHUB_REF_TYPE:-}" = tag ] && [ "${GITHUB_REF_NAME:-}" != "v$VERSION" ]
     die "tag ${GITHUB_REF_NAME:-} does not match the version in Cargo.toml, $VERSION (expected v$VERSION)"
 fi
 grep -q "^## \[$VERSION\]" CHANGELOG.md || die "CHANGELOG.md has no section '## [$VERSION]'"
+if [ "${GITHUB_REF_TYPE:-}" = tag ]; then
+    grep -Eq "^## \[$VERSION\] - [0-9]{4}-[0-9]{2}-[0-9]{2}\$" CHANGELOG.md ||
+        die "CHANGELOG.md's section '## [$VERSION]' has no date (## [$VERSION] - YYYY-MM-DD)"
+fi
 
 if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
     SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || date +%s)
