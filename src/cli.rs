@@ -476,9 +476,16 @@ fn parse_reading(args: &[OsString], env: bool) -> Result<Parsed, Stop> {
         return Err(Stop::Usage(message));
     }
     // A run refused what a simulation accepts: `--jitter` or `RETRY_JITTER` lists modes.
-    let Ok(simulation) = parse_as(Kind::Simulate, args, &read_env) else {
-        return Err(Stop::Usage(message));
+    let simulation = match parse_as(Kind::Simulate, args, &read_env) {
+        Ok(simulation) => simulation,
+        // `--help` and `--version` read as the same text either way.
+        Err(Stop::Display(e)) => return Err(Stop::Display(e)),
+        Err(Stop::Usage(_)) => return Err(Stop::Usage(message)),
     };
+    if simulation.cli.generate.is_some() {
+        // Generating documentation needs no settings.
+        return Ok(simulation);
+    }
     let (cli, origins) = (&simulation.cli, &simulation.origins);
     let from_env = origins.is_env("jitter");
     if from_env && cli.backoff.preset.is_some() && !origins.is_env("preset") {
@@ -797,6 +804,12 @@ mod tests {
              are for --simulate"
         );
         assert!(refusal(&["-j", "no-backoff", "--dry-run"]).starts_with("--jitter (no-backoff)"));
+        // Documentation and help need no settings.
+        assert!(parse_hermetic(&["-j", "none,full", "--generate", "man"]).is_ok());
+        assert!(matches!(
+            parse_hermetic(&["-j", "none,full", "--help"]),
+            Err(Stop::Display(_))
+        ));
         let e = refusal(&["-j", "fulll", "true"]);
         assert!(
             e.starts_with("invalid value 'fulll' for '--jitter <MODE>'"),
