@@ -8,15 +8,15 @@
 #   benches/simulate.sh --modes none,full,equal,decorrelated,additive,no-backoff
 #   SIMULATE_BUDGET_SECS=5 benches/simulate.sh --plot /tmp/occ.svg
 #
-# Arguments go to examples/simulate_sweep.rs. Recorded on the project's machine (2 cores,
-# Intel Xeon VM, release build): 1.2 s for the 5 jitter modes on 2 threads, 2.4 s on 1 thread;
-# 1.6 s with no-backoff added (6 modes).
+# Arguments go to crates/simulate/examples/simulate_sweep.rs. Recorded on the project's machine
+# (2 cores, Intel Xeon VM, release build): 1.2 s for the 5 jitter modes on 2 threads, 2.4 s on
+# 1 thread; 1.6 s with no-backoff added (6 modes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 budget="${SIMULATE_BUDGET_SECS:-10}"
 
-cargo build --quiet --release --example simulate_sweep
-out="$(cargo run --quiet --release --example simulate_sweep -- "$@")"
+cargo build --quiet --release -p retry-tool-simulate --example simulate_sweep
+out="$(cargo run --quiet --release -p retry-tool-simulate --example simulate_sweep -- "$@")"
 printf '%s\n' "$out"
 
 # The first line ends with the sweep's own time: "...: 1.28 s".

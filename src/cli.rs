@@ -16,11 +16,12 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
+use clap::builder::ValueParser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
-use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, ValueHint};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, ValueEnum, ValueHint};
 use regex::bytes::Regex;
+use retry_tool_simulate::Mode;
 
 use crate::backoff::Jitter;
 use crate::codes::CodeSet;
@@ -28,7 +29,7 @@ use crate::config::{HookFailure, LogFormat};
 use crate::duration::parse_duration;
 use crate::generate::Target;
 use crate::preset::Preset;
-use crate::simulate::{Mode, SimulateArgs};
+use crate::simulate::SimulateArgs;
 
 /// Run a command again, with exponential backoff and jitter, until it succeeds.
 ///
@@ -133,9 +134,19 @@ pub struct BackoffArgs {
     /// min(cap, v * (1 + U(-0.2, 0.2))) (gRPC connection backoff, grpc/grpc
     /// doc/connection-backoff.md, kept under the cap). With --simulate, a comma-separated
     /// list of modes to compare, no-backoff (retry at once) among them.
-    #[arg(allow_hyphen_values = true, short, long, env = "RETRY_JITTER", value_name = "MODE",
-          value_parser = JitterListParser, hide_possible_values = true)]
-    pub jitter: Option<JitterList>,
+    //
+    // With --simulate, [`parse`] reads this flag as the simulation's list of modes instead
+    // (see [`SimulateArgs::modes`]); this field is then `None`.
+    #[arg(
+        allow_hyphen_values = true,
+        short,
+        long,
+        env = "RETRY_JITTER",
+        value_name = "MODE",
+        value_enum,
+        hide_possible_values = true
+    )]
+    pub jitter: Option<JitterArg>,
 
     /// Seed the jitter, to reproduce a schedule [default: from the OS]
     ///
@@ -327,84 +338,63 @@ impl FromStr for RetryLimit {
     }
 }
 
-/// `--jitter`: the mode of a run, or with `--simulate` a list of modes to compare.
-///
-/// Written as comma-separated names ([`Mode::ALL`]: the jitter modes and `no-backoff`), exact
-/// and in order, none twice. Only a list of one jitter mode ([`JitterList::single`]) is a
-/// run's policy; [`crate::config`] refuses the rest unless simulating.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JitterList(pub Vec<Mode>);
+/// `--jitter` of a run: a [`Jitter`] mode, named as clap derives it from the variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum JitterArg {
+    /// min(cap, base * multiplier^n), no randomness
+    None,
+    /// U(0, v): the AWS Architecture Blog's recommendation
+    Full,
+    /// v/2 + U(0, v/2)
+    Equal,
+    /// s = min(cap, U(base, 3*s)) from s = base
+    Decorrelated,
+    /// min(cap, base * multiplier^n + U(0, base)): Google Cloud's retry guides
+    Additive,
+    /// min(cap, v * (1 + U(-0.2, 0.2))): gRPC connection backoff
+    Proportional,
+}
 
-impl JitterList {
-    /// The jitter mode of a run: `None` for several modes or `no-backoff`.
-    pub fn single(&self) -> Option<Jitter> {
-        match self.0[..] {
-            [Mode::Backoff(jitter)] => Some(jitter),
-            _ => None,
+impl From<JitterArg> for Jitter {
+    fn from(arg: JitterArg) -> Jitter {
+        match arg {
+            JitterArg::None => Jitter::None,
+            JitterArg::Full => Jitter::Full,
+            JitterArg::Equal => Jitter::Equal,
+            JitterArg::Decorrelated => Jitter::Decorrelated,
+            JitterArg::Additive => Jitter::Additive,
+            JitterArg::Proportional => Jitter::Proportional,
         }
     }
 }
 
-impl From<Jitter> for JitterList {
-    fn from(jitter: Jitter) -> JitterList {
-        JitterList(vec![Mode::Backoff(jitter)])
+impl From<Jitter> for JitterArg {
+    fn from(jitter: Jitter) -> JitterArg {
+        match jitter {
+            Jitter::None => JitterArg::None,
+            Jitter::Full => JitterArg::Full,
+            Jitter::Equal => JitterArg::Equal,
+            Jitter::Decorrelated => JitterArg::Decorrelated,
+            Jitter::Additive => JitterArg::Additive,
+            Jitter::Proportional => JitterArg::Proportional,
+        }
     }
 }
 
-impl fmt::Display for JitterList {
+impl fmt::Display for JitterArg {
+    /// The name `--jitter` takes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.0.iter().map(|m| m.name()).collect();
-        f.write_str(&names.join(","))
+        f.write_str(&value_name(self))
     }
 }
 
-impl FromStr for JitterList {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut modes = Vec::new();
-        for name in s.split(',') {
-            let mode = name.parse::<Mode>().map_err(|_| {
-                let names: Vec<_> = Mode::ALL.iter().map(|m| m.name()).collect();
-                format!(
-                    "unknown jitter mode '{name}' (expected one of {}; several, \
-                     comma-separated, with --simulate)",
-                    names.join(", ")
-                )
-            })?;
-            if modes.contains(&mode) {
-                return Err(format!("mode '{name}' is listed twice"));
-            }
-            modes.push(mode);
-        }
-        Ok(JitterList(modes))
-    }
-}
-
-/// Parses `--jitter` as [`JitterList::from_str`], and tells clap the mode names, so that
-/// completions offer them.
-#[derive(Clone, Copy, Debug)]
-struct JitterListParser;
-
-impl TypedValueParser for JitterListParser {
-    type Value = JitterList;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &OsStr,
-    ) -> Result<JitterList, clap::Error> {
-        StringValueParser::new()
-            .try_map(|s| s.parse::<JitterList>())
-            .parse_ref(cmd, arg, value)
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(
-            Mode::ALL.into_iter().map(|m| PossibleValue::new(m.name())),
-        ))
-    }
+/// The name of a value of a `ValueEnum` flag (`--jitter`, `--preset`, `--generate`, `--model`)
+/// on the command line, as clap derives it.
+pub fn value_name<T: ValueEnum>(value: &T) -> String {
+    value
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
 }
 
 /// Which parsed values came from a `RETRY_<FLAG>` environment variable rather than the
@@ -450,7 +440,8 @@ pub enum Stop {
 /// Empty variables count as unset. A bad value on the command line is reported as clap words
 /// it (`invalid value 'abc' for '--base <DURATION>': ...`); a bad value in the environment
 /// names the variable: `invalid value 'abc' for RETRY_BASE (--base): ...`. `--generate` works
-/// whatever the environment holds.
+/// whatever the environment holds. With `--simulate`, `--jitter` is the simulation's list of
+/// modes ([`SimulateArgs::modes`]); a run refuses a list, saying it is for `--simulate`.
 ///
 /// # Errors
 /// [`Stop::Display`] for `--help` and `--version`, [`Stop::Usage`] for anything wrong.
@@ -460,32 +451,145 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let command = with_env(Cli::command(), |_| true);
-    let full_error = match command.clone().try_get_matches_from(&args) {
-        Ok(matches) => return from_matches(&matches, &command),
+    parse_reading(&args, true)
+}
+
+/// [`parse`] reading no `RETRY_<FLAG>` variable: unit tests must not depend on the caller's.
+#[cfg(test)]
+pub(crate) fn parse_hermetic(args: &[&str]) -> Result<Parsed, Stop> {
+    let args: Vec<OsString> = std::iter::once("retry")
+        .chain(args.iter().copied())
+        .map(OsString::from)
+        .collect();
+    parse_reading(&args, false)
+}
+
+/// [`parse`], reading the environment only if `env`.
+fn parse_reading(args: &[OsString], env: bool) -> Result<Parsed, Stop> {
+    let read_env = |_: &str| env;
+    let kind = Kind::of(args);
+    let parsed = parse_as(kind, args, &read_env);
+    let Err(Stop::Usage(message)) = parsed else {
+        return parsed;
+    };
+    if kind == Kind::Simulate {
+        return Err(Stop::Usage(message));
+    }
+    // A run refused what a simulation accepts: `--jitter` or `RETRY_JITTER` lists modes.
+    let simulation = match parse_as(Kind::Simulate, args, &read_env) {
+        Ok(simulation) => simulation,
+        // `--help` and `--version` read as the same text either way.
+        Err(Stop::Display(e)) => return Err(Stop::Display(e)),
+        Err(Stop::Usage(_)) => return Err(Stop::Usage(message)),
+    };
+    if simulation.cli.generate.is_some() {
+        // Generating documentation needs no settings.
+        return Ok(simulation);
+    }
+    let (cli, origins) = (&simulation.cli, &simulation.origins);
+    let from_env = origins.is_env("jitter");
+    if from_env && cli.backoff.preset.is_some() && !origins.is_env("preset") {
+        // `--preset` on the command line outranks RETRY_JITTER, whose list plays no part.
+        return parse_as(kind, args, &|id: &str| env && id != "jitter");
+    }
+    let names: Vec<&str> = cli
+        .simulate
+        .modes
+        .iter()
+        .flatten()
+        .map(|m| m.name())
+        .collect();
+    let from = if from_env { " from RETRY_JITTER" } else { "" };
+    Err(Stop::Usage(format!(
+        "--jitter ({}{from}): a run takes one jitter mode; lists of modes and no-backoff are \
+         for --simulate",
+        names.join(",")
+    )))
+}
+
+/// The definition the man page and the completions describe: a run's flags, with `--jitter`
+/// offering every name it takes, `no-backoff` (for `--simulate`) included.
+pub fn documented() -> clap::Command {
+    Kind::Simulate.command()
+}
+
+/// What a command line asks for, told apart before any value is checked: `--simulate` makes
+/// `--jitter` a list of modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Run a command (or `--dry-run`, `--generate`): `--jitter` is one [`JitterArg`].
+    Run,
+    /// `--simulate`: `--jitter` is a list of [`Mode`]s.
+    Simulate,
+}
+
+impl Kind {
+    /// `Simulate` if `args` give `--simulate`, judged by their shape alone (every value taken
+    /// as it is, no environment); `Run` otherwise, and for any command line clap refuses.
+    fn of(args: &[OsString]) -> Kind {
+        let probe = Cli::command().mut_args(|arg| {
+            let arg = arg.env(None::<&'static str>);
+            if arg.get_action().takes_values() {
+                arg.value_parser(ValueParser::os_string())
+            } else {
+                arg
+            }
+        });
+        match probe.try_get_matches_from(args) {
+            Ok(matches) if matches.contains_id("simulate") => Kind::Simulate,
+            _ => Kind::Run,
+        }
+    }
+
+    /// The clap command for this kind of command line.
+    fn command(self) -> clap::Command {
+        match self {
+            Kind::Run => Cli::command(),
+            // `mut_args` keeps the order of the arguments (and so of the help); `mut_arg`
+            // would move `--jitter` last.
+            Kind::Simulate => Cli::command().mut_args(|arg| {
+                if arg.get_id() == "jitter" {
+                    SimulateArgs::jitter_as_modes(arg)
+                } else {
+                    arg
+                }
+            }),
+        }
+    }
+}
+
+/// [`parse`] for one kind of command line, reading the variables of the arguments whose id
+/// `read_env` accepts.
+fn parse_as(
+    kind: Kind,
+    args: &[OsString],
+    read_env: &dyn Fn(&str) -> bool,
+) -> Result<Parsed, Stop> {
+    let command = with_env(kind.command(), read_env);
+    let full_error = match command.clone().try_get_matches_from(args) {
+        Ok(matches) => return from_matches(&matches, &command, kind),
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             return Err(Stop::Display(e));
         }
         Err(e) => e,
     };
     // Without the environment: if the command line alone is at fault, say so as clap does.
-    let bare = with_env(Cli::command(), |_| false);
+    let bare = with_env(kind.command(), |_| false);
     let matches = bare
         .clone()
-        .try_get_matches_from(&args)
+        .try_get_matches_from(args)
         .map_err(|e| Stop::Usage(one_line(&e.render().to_string())))?;
-    let parsed = from_matches(&matches, &bare)?;
+    let parsed = from_matches(&matches, &bare, kind)?;
     if parsed.cli.generate.is_some() {
         // Generating documentation needs no settings: a bad variable must not stop it.
         return Ok(parsed);
     }
-    Err(Stop::Usage(env_error(&args, &full_error)))
+    Err(Stop::Usage(env_error(kind, args, read_env, &full_error)))
 }
 
-/// `Cli` from matches, with the origin of every value taken from the environment.
-fn from_matches(matches: &ArgMatches, command: &clap::Command) -> Result<Parsed, Stop> {
-    let cli = Cli::from_arg_matches(matches)
-        .map_err(|e| Stop::Usage(one_line(&e.render().to_string())))?;
+/// `Cli` from matches, with the origin of every value taken from the environment. With
+/// `--simulate`, `--jitter` goes to [`SimulateArgs::modes`].
+fn from_matches(matches: &ArgMatches, command: &clap::Command, kind: Kind) -> Result<Parsed, Stop> {
     let mut origins = Origins::default();
     for arg in command.get_arguments() {
         let id = arg.get_id().as_str();
@@ -493,6 +597,14 @@ fn from_matches(matches: &ArgMatches, command: &clap::Command) -> Result<Parsed,
             origins.set_env(id);
         }
     }
+    let mut matches = matches.clone();
+    let modes = match kind {
+        Kind::Simulate => matches.remove_one::<Vec<Mode>>("jitter"),
+        Kind::Run => None,
+    };
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)
+        .map_err(|e| Stop::Usage(one_line(&e.render().to_string())))?;
+    cli.simulate.modes = modes;
     Ok(Parsed { cli, origins })
 }
 
@@ -518,16 +630,21 @@ fn with_env(command: clap::Command, keep: impl Fn(&str) -> bool) -> clap::Comman
 
 /// The one-line message for a parse that failed only because of the environment: finds the
 /// variable at fault by reading the variables one at a time.
-fn env_error(args: &[OsString], full_error: &clap::Error) -> String {
+fn env_error(
+    kind: Kind,
+    args: &[OsString],
+    read_env: &dyn Fn(&str) -> bool,
+    full_error: &clap::Error,
+) -> String {
     for arg in Cli::command().get_arguments() {
         let (Some(name), Some(long)) = (arg.get_env(), arg.get_long()) else {
             continue;
         };
-        let Some(value) = env_value(name) else {
+        let id = arg.get_id().as_str();
+        let Some(value) = env_value(name).filter(|_| read_env(id)) else {
             continue;
         };
-        let id = arg.get_id().as_str();
-        let probe = with_env(Cli::command(), |other| other == id);
+        let probe = with_env(kind.command(), |other| other == id);
         if let Err(e) = probe.try_get_matches_from(args) {
             return format!(
                 "invalid value '{}' for {} (--{long}): {}",
@@ -625,22 +742,79 @@ mod tests {
     }
 
     #[test]
-    fn jitter_lists() {
+    fn jitter_names_are_derived_and_convert_both_ways() {
+        let names: Vec<String> = JitterArg::value_variants().iter().map(value_name).collect();
         assert_eq!(
-            "full".parse::<JitterList>().unwrap().single(),
-            Some(Jitter::Full)
+            names,
+            [
+                "none",
+                "full",
+                "equal",
+                "decorrelated",
+                "additive",
+                "proportional"
+            ]
         );
-        let list: JitterList = "none,full,no-backoff".parse().unwrap();
-        assert_eq!(list.single(), None);
-        assert_eq!(list.to_string(), "none,full,no-backoff");
-        assert_eq!("no-backoff".parse::<JitterList>().unwrap().single(), None);
-        for bad in ["", "fulll", " full", "full,", "FULL", "full,none,full"] {
-            assert!(bad.parse::<JitterList>().is_err(), "{bad:?}");
+        for &arg in JitterArg::value_variants() {
+            assert_eq!(JitterArg::from(Jitter::from(arg)), arg);
+            assert_eq!(arg.to_string(), value_name(&arg));
         }
-        for jitter in Jitter::ALL {
-            assert_eq!(JitterList::from(jitter).single(), Some(jitter));
-            assert_eq!(jitter.name().parse(), Ok(JitterList::from(jitter)));
+    }
+
+    #[test]
+    fn simulate_makes_jitter_a_list_of_modes() {
+        let parsed = |args: &[&str]| {
+            let args: Vec<OsString> = std::iter::once("retry")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            let kind = Kind::of(&args);
+            (kind, parse_as(kind, &args, &|_| false))
+        };
+        let (kind, run) = parsed(&["-j", "equal", "true"]);
+        assert_eq!(kind, Kind::Run);
+        assert_eq!(run.unwrap().cli.backoff.jitter, Some(JitterArg::Equal));
+        let (kind, sim) = parsed(&["-j", "no-backoff,full", "--simulate", "3"]);
+        assert_eq!(kind, Kind::Simulate);
+        let cli = sim.unwrap().cli;
+        assert_eq!(cli.simulate.modes, Some(vec![Mode::NoBackoff, Mode::Full]));
+        assert_eq!(cli.backoff.jitter, None);
+        // Shape alone decides: a bad value elsewhere does not hide --simulate.
+        assert_eq!(parsed(&["--simulate", "0", "-j", "x"]).0, Kind::Simulate);
+        assert_eq!(parsed(&["--", "true", "--simulate", "3"]).0, Kind::Run);
+        assert_eq!(parsed(&["--bogus", "--simulate", "3"]).0, Kind::Run);
+        // One parser of mode lists: exact names only.
+        for bad in [" full", "full ", "FULL", "full,", "full,none,full"] {
+            assert!(
+                parsed(&["-j", bad, "--simulate", "3"]).1.is_err(),
+                "{bad:?}"
+            );
         }
+    }
+
+    #[test]
+    fn a_run_given_a_list_says_lists_are_for_simulate() {
+        let refusal = |args: &[&str]| match parse_hermetic(args) {
+            Err(Stop::Usage(message)) => message,
+            other => panic!("{args:?}: {other:?}"),
+        };
+        assert_eq!(
+            refusal(&["-j", "none,full", "true"]),
+            "--jitter (none,full): a run takes one jitter mode; lists of modes and no-backoff \
+             are for --simulate"
+        );
+        assert!(refusal(&["-j", "no-backoff", "--dry-run"]).starts_with("--jitter (no-backoff)"));
+        // Documentation and help need no settings.
+        assert!(parse_hermetic(&["-j", "none,full", "--generate", "man"]).is_ok());
+        assert!(matches!(
+            parse_hermetic(&["-j", "none,full", "--help"]),
+            Err(Stop::Display(_))
+        ));
+        let e = refusal(&["-j", "fulll", "true"]);
+        assert!(
+            e.starts_with("invalid value 'fulll' for '--jitter <MODE>'"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 use regex::bytes::Regex;
 
 use crate::backoff::{Jitter, Policy};
-use crate::cli::{Cli, JitterList, Origins};
+use crate::cli::{Cli, Origins, RetryLimit, value_name};
 use crate::codes::{CodeSet, Conditions};
 use crate::duration::format_secs;
 use crate::preset::{Preset, Settings};
@@ -125,8 +125,7 @@ pub const DEFAULT_MULTIPLIER: f64 = 2.0;
 pub const DEFAULT_CAP: Duration = Duration::from_secs(64);
 /// The jitter mode when nothing sets `--jitter`.
 pub const DEFAULT_JITTER: Jitter = Jitter::Full;
-/// Retries after the first attempt when nothing sets `--max-retries` (6 attempts in all). With
-/// `--simulate`, nothing setting it means unlimited, as in the AWS blog's experiment.
+/// Retries after the first attempt when nothing sets `--max-retries` (6 attempts in all).
 pub const DEFAULT_MAX_RETRIES: u64 = 5;
 /// The grace between TERM and KILL when nothing sets `--kill-after`.
 pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(10);
@@ -151,8 +150,8 @@ impl Source {
         match self {
             Source::Flag | Source::Default => String::new(),
             Source::Env => format!(" from RETRY_{}", long.to_uppercase().replace('-', "_")),
-            Source::Preset(p, false) => format!(" from --preset {}", p.name()),
-            Source::Preset(p, true) => format!(" from RETRY_PRESET={}", p.name()),
+            Source::Preset(p, false) => format!(" from --preset {}", value_name(&p)),
+            Source::Preset(p, true) => format!(" from RETRY_PRESET={}", value_name(&p)),
         }
     }
 }
@@ -168,8 +167,7 @@ fn settings_of(cli: &Cli, keep: impl Fn(&str) -> bool) -> Settings {
         base: only(keep("base"), b.base),
         multiplier: only(keep("multiplier"), b.multiplier),
         cap: only(keep("cap"), b.cap),
-        // `--jitter` may be a list of modes: `pick_jitter` reads it.
-        jitter: None,
+        jitter: only(keep("jitter"), b.jitter.map(Jitter::from)),
         max_retries: only(keep("max_retries"), s.max_retries),
         deadline: only(keep("deadline"), s.deadline),
     }
@@ -200,69 +198,62 @@ fn pick<T>(
         .find_map(|(settings, source)| get(settings).map(|v| (v, *source)))
 }
 
-/// The first layer's `--jitter` and where it came from: a flag or `RETRY_JITTER` may list
-/// several modes, a preset names one.
-fn pick_jitter(
+/// The value of one setting by the precedence of every setting (a flag, `--preset`, its
+/// `RETRY_<FLAG>` variable, `RETRY_PRESET`), `None` when nothing sets it: `given` is what the
+/// flag of argument id `id` parsed to, from the command line or its variable as `origins`
+/// tells; `preset` reads a preset's settings. For settings read outside [`Config`], such as
+/// the list of modes that `--jitter` gives a simulation.
+pub fn by_precedence<T>(
     cli: &Cli,
     origins: &Origins,
-    layers: &[(Settings, Source)],
-) -> Option<(JitterList, Source)> {
-    let given = cli.backoff.jitter.as_ref();
-    layers.iter().find_map(|(settings, source)| {
-        let list = match source {
-            Source::Flag => given.filter(|_| !origins.is_env("jitter")).cloned(),
-            Source::Env => given.filter(|_| origins.is_env("jitter")).cloned(),
-            Source::Preset(..) | Source::Default => settings.jitter.map(JitterList::from),
+    id: &str,
+    given: Option<T>,
+    preset: impl Fn(&Settings) -> Option<T>,
+) -> Option<T> {
+    let from_env = origins.is_env(id);
+    let mut given = given;
+    for (settings, source) in layers(cli, origins) {
+        let value = match source {
+            Source::Flag if !from_env => given.take(),
+            Source::Env if from_env => given.take(),
+            Source::Preset(..) => preset(&settings),
+            Source::Flag | Source::Env | Source::Default => None,
         };
-        list.map(|list| (list, *source))
-    })
+        if value.is_some() {
+            return value;
+        }
+    }
+    None
 }
 
-/// The modes `--jitter` names once presets and `RETRY_JITTER` are applied (the precedence of
-/// every setting), `None` when nothing sets it. A run takes one jitter mode
-/// ([`Config::policy`]); `--simulate` compares them all.
-pub fn jitter_list(cli: &Cli, origins: &Origins) -> Option<JitterList> {
-    pick_jitter(cli, origins, &layers(cli, origins)).map(|(list, _)| list)
+/// The backoff and stopping settings once flags, presets and `RETRY_<FLAG>` variables are
+/// applied, without the default of `--max-retries`: a run ([`Config::from_cli`]) and a
+/// simulation take different ones.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backoff {
+    /// Base, multiplier, cap and jitter mode, with defaults for what nothing sets.
+    pub policy: Policy,
+    /// `--max-retries`, `None` when nothing sets it.
+    pub max_retries: Option<RetryLimit>,
+    /// `--deadline`.
+    pub deadline: Option<Duration>,
+    /// `--seed`.
+    pub seed: Option<u64>,
 }
 
-impl Config {
-    /// Validates the parsed command line, applying presets, `RETRY_<FLAG>` variables and
-    /// defaults.
-    ///
-    /// Precedence for each setting, highest first: a flag on the command line, `--preset` on
-    /// the command line, its `RETRY_<FLAG>` variable, `RETRY_PRESET`, the built-in default.
-    /// `origins` says which values of `cli` came from the environment.
-    ///
-    /// With `--simulate`, `--jitter` may list several modes or name `no-backoff` (the policy
-    /// then keeps the default jitter: the simulation reads [`jitter_list`]), and retries are
-    /// unlimited unless something sets `--max-retries`.
+impl Backoff {
+    /// Resolves the settings of `cli`; `origins` says which values came from the environment.
     ///
     /// # Errors
     /// A one-line message naming the flags and values at fault (e.g. `--cap` below `--base`),
     /// and where a value came from when it was not the command line.
-    pub fn from_cli(cli: Cli, origins: &Origins) -> Result<Config> {
-        let layers = layers(&cli, origins);
+    pub fn from_cli(cli: &Cli, origins: &Origins) -> Result<Backoff> {
+        let layers = layers(cli, origins);
         let (base, base_from) =
             pick(&layers, |s| s.base).unwrap_or((DEFAULT_BASE, Source::Default));
         let (cap, cap_from) = pick(&layers, |s| s.cap).unwrap_or((DEFAULT_CAP, Source::Default));
         let multiplier = pick(&layers, |s| s.multiplier).map_or(DEFAULT_MULTIPLIER, |v| v.0);
-        let simulating = cli.simulate.clients.is_some();
-        let jitter = match pick_jitter(&cli, origins, &layers) {
-            None => DEFAULT_JITTER,
-            Some((list, from)) => match list.single() {
-                Some(jitter) => jitter,
-                None if simulating => DEFAULT_JITTER,
-                None => bail!(
-                    "--jitter ({list}{}): a run takes one jitter mode; lists of modes and \
-                     no-backoff are for --simulate",
-                    from.suffix("jitter")
-                ),
-            },
-        };
-        let default_retries = (!simulating).then_some(DEFAULT_MAX_RETRIES);
-        let max_retries =
-            pick(&layers, |s| s.max_retries).map_or(default_retries, |(limit, _)| limit.0);
-        let deadline = pick(&layers, |s| s.deadline).map(|v| v.0);
+        let jitter = pick(&layers, |s| s.jitter).map_or(DEFAULT_JITTER, |v| v.0);
         if cap < base {
             bail!(
                 "--cap ({}{}) must be >= --base ({}{})",
@@ -274,6 +265,28 @@ impl Config {
         }
         let policy = Policy::new(base, multiplier, cap, jitter)
             .map_err(|e| anyhow::anyhow!("invalid backoff policy: {e}"))?;
+        Ok(Backoff {
+            policy,
+            max_retries: pick(&layers, |s| s.max_retries).map(|v| v.0),
+            deadline: pick(&layers, |s| s.deadline).map(|v| v.0),
+            seed: cli.backoff.seed,
+        })
+    }
+}
+
+impl Config {
+    /// Validates the parsed command line, applying presets, `RETRY_<FLAG>` variables and
+    /// defaults.
+    ///
+    /// Precedence for each setting, highest first: a flag on the command line, `--preset` on
+    /// the command line, its `RETRY_<FLAG>` variable, `RETRY_PRESET`, the built-in default.
+    /// `origins` says which values of `cli` came from the environment.
+    ///
+    /// # Errors
+    /// A one-line message naming the flags and values at fault (e.g. `--cap` below `--base`),
+    /// and where a value came from when it was not the command line.
+    pub fn from_cli(cli: Cli, origins: &Origins) -> Result<Config> {
+        let backoff = Backoff::from_cli(&cli, origins)?;
         let (stopping, conditions, output) = (cli.stopping, cli.conditions, cli.output);
         let verbosity = if output.quiet {
             Verbosity::Quiet
@@ -283,9 +296,11 @@ impl Config {
             Verbosity::Normal
         };
         Ok(Config {
-            policy,
-            max_retries,
-            deadline,
+            policy: backoff.policy,
+            max_retries: backoff
+                .max_retries
+                .map_or(Some(DEFAULT_MAX_RETRIES), |l| l.0),
+            deadline: backoff.deadline,
             timeout: stopping.timeout,
             kill_after: stopping.kill_after.unwrap_or(DEFAULT_KILL_AFTER),
             conditions: Conditions {
@@ -293,7 +308,7 @@ impl Config {
                 stop_on: conditions.stop_on.unwrap_or(CodeSet::empty()),
             },
             dry_run: output.dry_run,
-            seed: cli.backoff.seed,
+            seed: backoff.seed,
             verbosity,
             log_format: output.log_format,
             hooks: Hooks {
@@ -362,23 +377,41 @@ mod tests {
     }
 
     #[test]
-    fn jitter_lists_are_for_simulations() {
+    fn jitter_follows_the_precedence_of_every_setting() {
         let c = config(&["-j", "equal"], &[]).unwrap();
         assert_eq!(c.policy.jitter(), Jitter::Equal);
-        for list in ["none,full", "no-backoff"] {
-            let e = config(&["-j", list], &[]).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("--jitter ({list})")), "{e}");
-            assert!(e.contains("--simulate"), "{e}");
-        }
-        let e = config(&["-j", "full,equal"], &["jitter"]).unwrap_err();
-        assert!(e.to_string().contains("from RETRY_JITTER"), "{e}");
-        // The preset's single mode applies below the flag, as for every setting.
+        // The preset's mode applies below the flag, above RETRY_JITTER.
         let c = config(&["--preset", "grpc"], &[]).unwrap();
         assert_eq!(c.policy.jitter(), Jitter::Proportional);
         let c = config(&["--preset", "grpc", "-j", "none"], &[]).unwrap();
         assert_eq!(c.policy.jitter(), Jitter::None);
         let c = config(&["--preset", "grpc", "-j", "none"], &["jitter"]).unwrap();
         assert_eq!(c.policy.jitter(), Jitter::Proportional);
+        let c = config(&["-j", "none"], &["jitter", "preset"]).unwrap();
+        assert_eq!(c.policy.jitter(), Jitter::None);
+    }
+
+    #[test]
+    fn by_precedence_reads_any_setting_the_same_way() {
+        let parse = |args: &[&str]| {
+            let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
+            let matches = command
+                .try_get_matches_from(["retry", "--dry-run"].iter().chain(args))
+                .unwrap();
+            Cli::from_arg_matches(&matches).unwrap()
+        };
+        let modes = |cli: &Cli, from_env: &[&str], given: Option<&'static str>| {
+            let mut origins = Origins::default();
+            from_env.iter().for_each(|id| origins.set_env(id));
+            by_precedence(cli, &origins, "jitter", given, |s| {
+                s.jitter.map(|_| "preset")
+            })
+        };
+        let cli = parse(&["--preset", "aws"]);
+        assert_eq!(modes(&cli, &[], Some("flag")), Some("flag"));
+        assert_eq!(modes(&cli, &["jitter"], Some("env")), Some("preset"));
+        assert_eq!(modes(&cli, &["jitter", "preset"], Some("env")), Some("env"));
+        assert_eq!(modes(&parse(&[]), &[], None), None);
     }
 
     #[test]

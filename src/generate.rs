@@ -6,13 +6,13 @@
 
 use std::io::{self, Write};
 
+use clap::ValueEnum;
 use clap::builder::Resettable;
-use clap::{CommandFactory, ValueEnum};
 use clap_complete::Shell;
 use clap_mangen::Man;
 use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
-use crate::cli::Cli;
+use crate::cli;
 
 /// What `--generate` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -32,28 +32,6 @@ pub enum Target {
 }
 
 impl Target {
-    /// Every target, in the order of the help.
-    pub const ALL: [Target; 6] = [
-        Target::Man,
-        Target::Bash,
-        Target::Zsh,
-        Target::Fish,
-        Target::Elvish,
-        Target::Powershell,
-    ];
-
-    /// The name `--generate` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::Man => "man",
-            Target::Bash => "bash",
-            Target::Zsh => "zsh",
-            Target::Fish => "fish",
-            Target::Elvish => "elvish",
-            Target::Powershell => "powershell",
-        }
-    }
-
     /// Where the generated text is committed, relative to the repository root.
     pub fn path(self) -> &'static str {
         match self {
@@ -91,7 +69,7 @@ pub fn write(target: Target, out: &mut dyn Write) -> io::Result<()> {
 /// The definition as documented: environment values hidden, so that the output is the same
 /// whoever runs it.
 fn command() -> clap::Command {
-    Cli::command().mut_args(|arg| arg.hide_env_values(true))
+    cli::documented().mut_args(|arg| arg.hide_env_values(true))
 }
 
 /// The definition as completed: without the hidden arguments, which clap_complete would offer

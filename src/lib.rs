@@ -2,9 +2,13 @@
 //!
 //! Data flows one way: [`cli`] parses, [`config`] validates, [`supervise`] runs attempts
 //! (using the pure [`backoff`] maths, [`process`] control and [`signals`]), and [`status`]
-//! says how retry ends.
+//! says how retry ends. The backoff maths and the contention simulator are crates of their
+//! own in this workspace: `retry-tool-backoff` (re-exported as [`backoff`]) and
+//! `retry-tool-simulate`, which [`simulate`] drives from the command line.
 
-pub mod backoff;
+/// The backoff maths: the `retry-tool-backoff` crate of this workspace.
+pub use retry_tool_backoff as backoff;
+
 pub mod budget;
 pub mod cli;
 pub mod codes;
@@ -90,7 +94,10 @@ fn print_generated(target: generate::Target) -> Exit {
         Ok(()) => Exit::Code(0),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Code(0),
         Err(e) => {
-            eprintln!("retry: cannot write the generated {}: {e}", target.name());
+            eprintln!(
+                "retry: cannot write the generated {}: {e}",
+                cli::value_name(&target)
+            );
             Exit::Usage
         }
     }

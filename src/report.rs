@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use serde_json::{Value, json};
 
-use crate::backoff::Policy;
+use crate::backoff::{Budget, Limits, Policy};
+use crate::cli::JitterArg;
 use crate::codes::signal_name;
 use crate::config::{LogFormat, Verbosity};
 use crate::duration::format_secs;
@@ -117,7 +118,7 @@ impl Reporter {
         if self.verbose() {
             self.say(format_args!(
                 "jitter {}, base {}, multiplier {}, cap {}, seed {seed}",
-                policy.jitter(),
+                JitterArg::from(policy.jitter()),
                 format_secs(policy.base()),
                 policy.multiplier(),
                 format_secs(policy.cap()),
@@ -128,7 +129,7 @@ impl Reporter {
             json!({
                 "program": self.program,
                 "max_attempts": self.max_attempts,
-                "jitter": policy.jitter().name(),
+                "jitter": JitterArg::from(policy.jitter()).to_string(),
                 "base": policy.base().as_secs_f64(),
                 "multiplier": policy.multiplier(),
                 "cap": policy.cap().as_secs_f64(),
@@ -329,8 +330,9 @@ fn quote(arg: &str) -> String {
 
 /// Writes the `--dry-run` table: a header line beginning with `retry`, then one row per planned
 /// retry: its number (from 1), the delay and the cumulative delay, as seconds with three
-/// decimals. At most `max_retries` rows, or [`DRY_RUN_UNLIMITED_ROWS`] when unlimited; a row
-/// whose cumulative delay reaches `deadline` is not shown (nor any after it).
+/// decimals. The retries a real run would grant if every attempt failed at once, by the same
+/// [`Budget`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited), and no
+/// row whose cumulative delay reaches `deadline` (nor any after it).
 ///
 /// # Errors
 /// Write errors from `out` (a closed pipe, say).
@@ -343,14 +345,17 @@ pub fn dry_run<W: Write, R: Rng + ?Sized>(
 ) -> io::Result<()> {
     writeln!(out, "{:<6} {:>12} {:>14}", "retry", "delay", "cumulative")?;
     let rows = max_retries.unwrap_or(DRY_RUN_UNLIMITED_ROWS);
-    let mut schedule = policy.schedule();
+    let limits = Limits {
+        max_retries,
+        deadline,
+    };
+    let mut budget = Budget::new(policy.schedule(), limits);
     let mut total = Duration::ZERO;
     for retry in 1..=rows {
-        let delay = schedule.next_delay(rng);
-        total = total.saturating_add(delay);
-        if deadline.is_some_and(|d| total >= d) {
+        let Ok(delay) = budget.next_delay(total, None, rng) else {
             break;
-        }
+        };
+        total = total.saturating_add(delay);
         writeln!(
             out,
             "{retry:<6} {:>12} {:>14}",

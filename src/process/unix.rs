@@ -1,7 +1,7 @@
 //! Unix process control: spawn an attempt in the right process group, signal it, reap it, stop
 //! its whole tree, and end retry by a signal.
 //!
-//! Design (`../shared/reference/supervision.md`): when retry is the foreground process group of
+//! Design (as coreutils `timeout --foreground`): when retry is the foreground process group of
 //! its controlling terminal, the attempt stays in retry's group ([`GroupMode::Shared`]) so it can
 //! read the terminal and Ctrl-Z / `fg` work; its tree is found through the process table, with
 //! retry a child subreaper on Linux so orphans stay in that tree. Otherwise the attempt leads a

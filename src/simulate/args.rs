@@ -1,13 +1,18 @@
-//! The "Simulation" heading of the command line: `--simulate` and the flags only it reads.
-//! The policy comes from the usual Backoff and Stopping flags; `--jitter` may then list modes
-//! (see [`crate::cli::JitterList`]). [`super::run_cli`] turns them into a [`super::SimSpec`].
+//! The "Simulation" heading of the command line: `--simulate` and the flags only it reads,
+//! and the simulation's reading of `--jitter` as a list of modes. The policy comes from the
+//! usual Backoff and Stopping flags. [`super::run_cli`] turns them into a
+//! [`retry_tool_simulate::SimSpec`].
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use clap::{Args, ValueEnum, ValueHint, value_parser};
+use retry_tool_simulate::Mode;
+use strum::VariantArray;
 
 /// The flags under the "Simulation" heading, flattened into [`crate::cli::Cli`]. None of them
 /// reads the environment; all but `--simulate` need `--simulate`.
@@ -66,9 +71,48 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "FILE.svg", value_hint = ValueHint::FilePath,
           requires = "simulate")]
     pub plot: Option<PathBuf>,
+
+    /// `--jitter` (or `RETRY_JITTER`) read as the list of modes to compare, in order; `None`
+    /// when neither is set. [`crate::cli::parse`] fills it when `--simulate` is given, with
+    /// the parser of [`SimulateArgs::jitter_as_modes`]; a run reads `--jitter` as one mode.
+    #[arg(skip)]
+    pub modes: Option<Vec<Mode>>,
 }
 
-/// `--model`: the name of a [`super::Model`]; `rate-limit` takes its capacity from
+impl SimulateArgs {
+    /// `--jitter` as a simulation reads it: a comma-separated list of modes, parsed by
+    /// [`Mode::parse_list`] (exact names, none twice), completions offering every mode.
+    pub fn jitter_as_modes(arg: clap::Arg) -> clap::Arg {
+        arg.value_parser(ModesParser)
+    }
+}
+
+/// Parses a list of modes for clap, and tells it their names.
+#[derive(Clone, Copy, Debug)]
+struct ModesParser;
+
+impl TypedValueParser for ModesParser {
+    type Value = Vec<Mode>;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<Vec<Mode>, clap::Error> {
+        StringValueParser::new()
+            .try_map(|s| Mode::parse_list(&s))
+            .parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            Mode::VARIANTS.iter().map(|m| PossibleValue::new(m.name())),
+        ))
+    }
+}
+
+/// `--model`: the name of a [`retry_tool_simulate::Model`]; `rate-limit` takes its capacity from
 /// `--capacity`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModelName {

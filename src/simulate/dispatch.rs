@@ -1,23 +1,27 @@
 //! `retry --simulate` on the command line: from the parsed flags to a [`SimSpec`], then the
 //! tables to stdout and the chart to the `--plot` file.
 //!
-//! The policy is the one a real run would use: [`Config::from_cli`] resolves it, with the same
-//! flags, presets, `RETRY_<FLAG>` variables and checks. Two things differ when simulating: the
-//! built-in default of 5 retries becomes unlimited (a preset's or a variable's limit still
-//! applies), and `--jitter` may list modes, the blog's five when nothing sets it.
+//! The policy is the one a real run would use: [`Backoff::from_cli`] resolves it, with the
+//! same flags, presets, `RETRY_<FLAG>` variables and checks. Two things differ when
+//! simulating: the built-in default of 5 retries becomes unlimited (a preset's or a variable's
+//! limit still applies), and `--jitter` lists modes ([`SimulateArgs::modes`]), the blog's five
+//! when nothing sets it.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
+use retry_tool_simulate::{
+    DEFAULT_RUNS, Mode, Model, SimSpec, SpecError, SweepPoint, render_svg, simulate, sweep,
+    write_table,
+};
 
 use crate::cli::{Cli, Origins};
-use crate::config::{self, Config};
+use crate::config::{self, Backoff};
 use crate::status::Exit;
 
-use super::args::ModelName;
-use super::{DEFAULT_RUNS, Model, SimSpec, SweepPoint, render_svg, simulate, sweep, write_table};
+use super::args::{ModelName, SimulateArgs};
 
 /// Runs the simulation that `cli` asks for (`--simulate` is given) and returns how retry ends:
 /// 0, or [`Exit::Usage`] after a one-line `retry: ...` message naming the flag at fault. A
@@ -58,24 +62,27 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
         (ModelName::RateLimit, Some(capacity_rps)) => Model::RateLimit { capacity_rps },
         (ModelName::RateLimit, None) => bail!("--model rate-limit needs --capacity RPS"),
     };
-    let modes = match config::jitter_list(&cli, origins) {
-        Some(list) => list.0,
-        None => SimSpec::aws_blog(clients).modes,
-    };
-    let config = Config::from_cli(cli, origins)?;
+    let modes = config::by_precedence(&cli, origins, "jitter", args.modes.clone(), |s| {
+        s.jitter.map(|j| vec![Mode::from(j)])
+    })
+    .unwrap_or_else(|| SimSpec::aws_blog(clients).modes);
+    let backoff = Backoff::from_cli(&cli, origins)?;
     let spec = SimSpec {
-        policy: config.policy,
-        max_retries: config.max_retries,
-        deadline: config.deadline,
+        policy: backoff.policy,
+        max_retries: backoff.max_retries.and_then(|limit| limit.0),
+        deadline: backoff.deadline,
         model,
         modes,
         clients,
         runs: args.runs.unwrap_or(DEFAULT_RUNS),
-        seed: config.seed.unwrap_or_else(rand::random),
+        seed: backoff.seed.unwrap_or_else(rand::random),
         threads: 0,
     };
-    // The parsers have refused every bad value already; this is a safety net.
-    spec.validate()?;
+    let checked = match args.plot {
+        Some(_) => spec.validate_sweep(),
+        None => spec.validate(),
+    };
+    checked.map_err(|e| flag_error(&args, e))?;
     let plot = match args.plot {
         Some(path) => {
             let file = File::create(&path)
@@ -117,6 +124,21 @@ impl Job {
     }
 }
 
+/// A refused simulation's message, after the flag at fault: `--simulate` for too many
+/// clients, `--capacity` for too small a capacity. The parsers refuse every other bad value
+/// already; for them this is a safety net.
+fn flag_error(args: &SimulateArgs, e: SpecError) -> anyhow::Error {
+    match e {
+        SpecError::TooManyClients { .. } => anyhow::anyhow!("--simulate: {e}"),
+        SpecError::CapacityTooSmall { .. } => anyhow::anyhow!("--capacity: {e}"),
+        SpecError::DuplicateMode(_) | SpecError::NoModes => {
+            anyhow::anyhow!("--jitter: {e}")
+        }
+        _ if args.runs == Some(0) => anyhow::anyhow!("--runs: {e}"),
+        _ => anyhow::anyhow!("--simulate: {e}"),
+    }
+}
+
 /// One line saying what was simulated, for the table's heading and the chart's title: the
 /// model, the clients of `points`, the policy, the runs and the seed.
 fn describe(spec: &SimSpec, points: &[SweepPoint]) -> String {
@@ -147,20 +169,17 @@ fn describe(spec: &SimSpec, points: &[SweepPoint]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backoff::Jitter;
-    use crate::simulate::Mode;
-    use clap::{CommandFactory, FromArgMatches};
+    use crate::cli::{self, Stop};
 
-    /// Prepares `args` (after `retry`) without reading the environment.
+    /// Prepares `args` (after `retry`) as the command line would, reading no `RETRY_*`
+    /// variable.
     fn job(args: &[&str]) -> Result<Job> {
-        let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
-        let matches = command
-            .try_get_matches_from(std::iter::once(&"retry").chain(args))
-            .unwrap();
-        prepare(
-            Cli::from_arg_matches(&matches).unwrap(),
-            &Origins::default(),
-        )
+        let parsed = match cli::parse_hermetic(args) {
+            Ok(parsed) => parsed,
+            Err(Stop::Usage(message)) => bail!("{message}"),
+            Err(Stop::Display(e)) => panic!("{e}"),
+        };
+        prepare(parsed.cli, &parsed.origins)
     }
 
     #[test]
@@ -196,7 +215,7 @@ mod tests {
         // A preset's limit applies: the user asked for that policy.
         let spec = job(&["--simulate", "3", "--preset", "aws"]).unwrap().spec;
         assert_eq!(spec.max_retries, Some(2));
-        assert_eq!(spec.modes, [Mode::Backoff(Jitter::Full)]);
+        assert_eq!(spec.modes, [Mode::Full]);
         let spec = job(&["--simulate", "3", "--preset", "api-core"])
             .unwrap()
             .spec;
@@ -209,7 +228,7 @@ mod tests {
         let spec = job(&["--simulate", "3", "-j", "no-backoff,equal"])
             .unwrap()
             .spec;
-        assert_eq!(spec.modes, [Mode::NoBackoff, Mode::Backoff(Jitter::Equal)]);
+        assert_eq!(spec.modes, [Mode::NoBackoff, Mode::Equal]);
     }
 
     #[test]
@@ -247,7 +266,7 @@ mod tests {
             clients,
             stats: vec![],
         };
-        let sweep: Vec<SweepPoint> = crate::simulate::sweep_counts(190)
+        let sweep: Vec<SweepPoint> = retry_tool_simulate::sweep_counts(190)
             .into_iter()
             .map(point)
             .collect();

@@ -4,13 +4,17 @@
 
 use std::path::PathBuf;
 
+use clap::ValueEnum;
+use retry::cli::value_name;
 use retry::generate::Target;
 
 use crate::helpers::retry;
 
 /// `--generate` values and the files they are committed to, relative to the repository root.
-fn generated() -> impl Iterator<Item = (&'static str, &'static str)> {
-    Target::ALL.into_iter().map(|t| (t.name(), t.path()))
+fn generated() -> impl Iterator<Item = (String, &'static str)> {
+    Target::value_variants()
+        .iter()
+        .map(|t| (value_name(t), t.path()))
 }
 
 /// `retry --generate what`'s stdout, with `vars` set and no other `RETRY_*` variable.
@@ -43,7 +47,7 @@ fn committed_man_page_and_completions_are_up_to_date() {
     let rewrite = std::env::var_os("RETRY_REGENERATE").is_some_and(|v| v == "1");
     let mut stale = Vec::new();
     for (what, path) in generated() {
-        let generated = generate(what, &[]);
+        let generated = generate(&what, &[]);
         let file = root().join(path);
         if rewrite {
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -61,10 +65,10 @@ fn committed_man_page_and_completions_are_up_to_date() {
 #[test]
 fn generate_needs_no_command_and_ignores_the_environment() {
     for (what, _) in generated() {
-        let plain = generate(what, &[]);
+        let plain = generate(&what, &[]);
         // Variables neither change the output (no values shown) nor stop it when bad.
         let with_vars = generate(
-            what,
+            &what,
             &[
                 ("RETRY_BASE", "5s"),
                 ("RETRY_PRESET", "aws"),
@@ -130,7 +134,8 @@ fn man_page_has_the_extra_sections() {
 
 #[test]
 fn completions_know_the_flags_and_their_values() {
-    for (what, _) in generated().filter(|(w, _)| *w != "man") {
+    for (what, _) in generated().filter(|(w, _)| w != "man") {
+        let what = what.as_str();
         let text = String::from_utf8(generate(what, &[])).unwrap();
         for needle in ["max-retries", "preset", "kill-after"] {
             assert!(text.contains(needle), "{what} completions lack {needle:?}");

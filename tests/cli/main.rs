@@ -2,7 +2,6 @@
 
 mod helpers;
 
-mod backoff_props;
 mod cli_errors;
 mod dry_run;
 mod ecosystem;

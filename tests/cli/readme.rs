@@ -327,3 +327,16 @@ fn the_makefile_target_runs_as_written() {
         "-h db.internal\n-h db.internal\n-h db.internal\n"
     );
 }
+
+#[test]
+fn the_refused_simulation_says_what_the_readme_shows() {
+    let block = example("simulate-refusal");
+    let mut lines = block.lines();
+    let command = lines.next().unwrap().strip_prefix("$ ").unwrap();
+    let expected: String = lines.map(|l| format!("{l}\n")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = sh(command, dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(125));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), expected);
+    assert!(out.stdout.is_empty());
+}

@@ -2,8 +2,8 @@
 //! published ranking at 100 clients, the `rate-limit` model, give-ups, `--plot`, a closed
 //! stdout and every refusal (125, one line naming the flag).
 //!
-//! Runs are few (the engine's own tests in `src/simulate/` check the statistics at length), so
-//! each test takes well under a second even in a debug build.
+//! Runs are few (the engine's own tests in `crates/simulate/` check the statistics at length),
+//! so each test takes well under a second even in a debug build.
 
 use std::process::Stdio;
 
@@ -147,8 +147,9 @@ fn jitter_lists_come_from_the_environment_too() {
     assert_eq!(modes, ["equal", "no-backoff"]);
 }
 
-/// The published findings at 100 clients, base 5 ms, cap 2 s (AWS blog; seed
-/// `003_988f89b1b5f86b4a.txt`), as the README shows them.
+/// The published findings at 100 clients, base 5 ms, cap 2 s (the AWS Architecture Blog post,
+/// <https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/>), as the README
+/// shows them.
 #[test]
 fn occ_reproduces_the_published_ranking_at_100_clients() {
     let rows = rows(&w("--simulate 100 --base 5ms --cap 2s \
@@ -360,12 +361,48 @@ fn an_unwritable_plot_is_refused_before_the_sweep() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("no/such/dir/chart.svg");
     let bad = bad.to_str().unwrap();
-    let mut args = w("--simulate 1000 --runs 1000000 --plot");
+    let mut args = w("--simulate 500 --runs 1000000 --plot");
     args.push(bad);
     // This sweep would take hours: the refusal must come first.
     let start = std::time::Instant::now();
     refuses(&[], &args, &["--plot", bad]);
     assert!(start.elapsed().as_secs() < 10);
+}
+
+/// Requests too big to finish in reasonable time or memory are refused at once, naming the
+/// flag and the limit; the same number of clients is fine with modes that back off.
+#[test]
+fn too_many_clients_or_too_small_a_capacity_is_refused_at_once() {
+    let start = std::time::Instant::now();
+    refuses(
+        &[],
+        &w("--simulate 2000000 -n 0"),
+        &["--simulate", "at most 1000000"],
+    );
+    refuses(
+        &[],
+        &w("--simulate 100000"),
+        &["--simulate", "100000 clients", "too much work", "at most"],
+    );
+    refuses(
+        &[],
+        &w("--simulate 500 --model rate-limit --capacity 0.001"),
+        &["--capacity", "0.001", "at least 0.", "requests per second"],
+    );
+    // A sweep costs more than its last point: refused before the chart's file is created.
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("chart.svg");
+    let mut args = w("--simulate 1000 --plot");
+    args.push(svg.to_str().unwrap());
+    refuses(&[], &args, &["--simulate", "too much work"]);
+    assert!(!svg.exists());
+    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+    // Twenty thousand clients with full jitter are little work.
+    let rows = rows(&w("--simulate 20000 -j full --runs 1 --seed 1"));
+    assert_eq!(
+        (rows.len(), rows[0].clients, rows[0].gave_up),
+        (1, 20000, 0.0)
+    );
 }
 
 #[test]
@@ -387,6 +424,12 @@ fn runs_take_one_jitter_mode_and_never_no_backoff() {
         &w("--dry-run"),
         &["--jitter", "full,equal", "RETRY_JITTER"],
     );
+    // A --preset on the command line outranks RETRY_JITTER: its list plays no part.
+    clean()
+        .env("RETRY_JITTER", "full,equal")
+        .args(w("--preset aws --dry-run -n 1"))
+        .assert()
+        .success();
     // One mode still works, from the flag or the environment.
     clean().args(w("-j none --dry-run -n 1")).assert().success();
     clean()

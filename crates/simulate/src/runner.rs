@@ -8,39 +8,12 @@
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::backoff::Policy;
+use retry_tool_backoff::Limits;
 
-use super::client::Limits;
-use super::net::run_rng;
-use super::{Mode, Model, SimSpec, Stats, occ, rate_limit};
-
-/// What one run needs to know.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Setup {
-    /// Which model to run.
-    pub(crate) model: Model,
-    /// The backoff policy of every client; `None` for `no-backoff`.
-    pub(crate) policy: Option<Policy>,
-    /// When clients give up.
-    pub(crate) limits: Limits,
-    /// How many clients compete (`>= 1`).
-    pub(crate) clients: u32,
-}
-
-/// The outcome of one run. `calls == succeeded + rejected`; `succeeded + gave_up == clients`.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct RunResult {
-    /// Time of the last event, in ms.
-    pub(crate) completion_ms: f64,
-    /// Calls the server handled (writes for `occ`, requests for `rate-limit`).
-    pub(crate) calls: u64,
-    /// Calls that failed (conflicting writes, rate-limited requests).
-    pub(crate) rejected: u64,
-    /// Clients that got their success.
-    pub(crate) succeeded: u64,
-    /// Clients that gave up (retries used up, or the deadline).
-    pub(crate) gave_up: u64,
-}
+use crate::client::no_backoff;
+use crate::net::run_rng;
+use crate::run::{RunResult, Setup};
+use crate::{Mode, Model, SimSpec, Stats, occ, rate_limit};
 
 /// Per-thread storage reused from run to run.
 struct Workspace {
@@ -59,24 +32,14 @@ impl Workspace {
 
 /// The setup of `mode` with `clients` clients under `spec` (already validated).
 fn setup(spec: &SimSpec, mode: Mode, clients: u32) -> Setup {
-    let policy = match mode {
-        Mode::NoBackoff => None,
-        Mode::Backoff(jitter) => Some(
-            Policy::new(
-                spec.policy.base(),
-                spec.policy.multiplier(),
-                spec.policy.cap(),
-                jitter,
-            )
-            .expect("a valid policy stays valid with another jitter mode"),
-        ),
-    };
     Setup {
         model: spec.model,
-        policy,
+        policy: mode
+            .jitter()
+            .map_or_else(no_backoff, |jitter| spec.policy.with_jitter(jitter)),
         limits: Limits {
             max_retries: spec.max_retries,
-            deadline_ms: spec.deadline.map(|d| d.as_secs_f64() * 1000.0),
+            deadline: spec.deadline,
         },
         clients,
     }

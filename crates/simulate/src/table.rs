@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Stats, SweepPoint};
+use crate::{Stats, SweepPoint};
 
 /// The column headings; units are in the names.
 const HEADINGS: [&str; 7] = [
@@ -84,8 +84,7 @@ fn write_one<W: Write + ?Sized>(out: &mut W, rows: &[Stats]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backoff::Jitter;
-    use crate::simulate::Mode;
+    use crate::Mode;
 
     fn stats(mode: Mode, clients: u32, calls: f64) -> Stats {
         Stats {
@@ -108,7 +107,7 @@ mod tests {
 
     #[test]
     fn one_point_is_one_table_with_a_row_per_mode() {
-        let full = Mode::Backoff(Jitter::Full);
+        let full = Mode::Full;
         let text = render(&[SweepPoint {
             clients: 100,
             stats: vec![
@@ -126,7 +125,7 @@ no-backoff      100   1234.6  5050.0         50.50    4950.0     0.00
 
     #[test]
     fn a_sweep_is_a_table_per_mode() {
-        let full = Mode::Backoff(Jitter::Full);
+        let full = Mode::Full;
         let point = |c: u32| SweepPoint {
             clients: c,
             stats: vec![

@@ -1,17 +1,58 @@
 //! The SVG chart of a sweep, after the AWS blog's figure: calls ("work") and completion time
 //! against the number of clients, a line per mode. Drawn with plotters' SVG backend only.
 
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use plotters::prelude::*;
+use strum::VariantArray;
 
-use super::{Mode, Stats, SweepPoint};
+use crate::{Mode, Stats, SweepPoint};
+
+/// Why a chart was not drawn or written.
+#[derive(Debug)]
+pub enum PlotError {
+    /// The sweep had no points.
+    Empty,
+    /// plotters failed; its message.
+    Draw(String),
+    /// The file could not be written.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+impl fmt::Display for PlotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlotError::Empty => f.write_str("nothing to plot: the sweep has no points"),
+            PlotError::Draw(e) => write!(f, "cannot draw the plot: {e}"),
+            PlotError::Write { path, source } => {
+                write!(f, "cannot write the plot to {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for PlotError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PlotError::Write { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The result of drawing.
+type Result<T> = std::result::Result<T, PlotError>;
 
 /// Width and height of the chart, in SVG pixels.
 const SIZE: (u32, u32) = (1200, 520);
 
-/// Line colours (the "tab10" palette), taken in the order of [`Mode::ALL`].
+/// Line colours (the "tab10" palette), taken in the order of the [`Mode`] variants.
 const PALETTE: [RGBColor; 10] = [
     RGBColor(214, 39, 40),   // red: none
     RGBColor(31, 119, 180),  // blue: full
@@ -30,11 +71,11 @@ fn colour(mode: Mode) -> RGBColor {
     if mode == Mode::NoBackoff {
         return RGBColor(110, 110, 110);
     }
-    let i = Mode::ALL.iter().position(|&m| m == mode).unwrap_or(0);
+    let i = Mode::VARIANTS.iter().position(|&m| m == mode).unwrap_or(0);
     PALETTE[i % PALETTE.len()]
 }
 
-/// Renders `points` (a [`super::sweep`]) as an SVG document with two charts side by side:
+/// Renders `points` (a [`crate::sweep`]) as an SVG document with two charts side by side:
 /// mean calls and mean completion time (ms) against clients, a line per mode, under `title`.
 /// The vertical axes are logarithmic: `no-backoff` and plain exponential backoff are orders of
 /// magnitude above the jittered modes, which linear axes would flatten into one line.
@@ -43,7 +84,7 @@ fn colour(mode: Mode) -> RGBColor {
 /// If `points` is empty, or plotters fails.
 pub fn render_svg(points: &[SweepPoint], title: &str) -> Result<String> {
     if points.is_empty() {
-        bail!("nothing to plot: the sweep has no points");
+        return Err(PlotError::Empty);
     }
     let mut svg = String::new();
     {
@@ -67,8 +108,10 @@ pub fn render_svg(points: &[SweepPoint], title: &str) -> Result<String> {
 /// directory, no permission).
 pub fn write_svg(path: &Path, points: &[SweepPoint], title: &str) -> Result<()> {
     let svg = render_svg(points, title)?;
-    std::fs::write(path, svg)
-        .with_context(|| format!("cannot write the plot to {}", path.display()))
+    std::fs::write(path, svg).map_err(|source| PlotError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// One chart: `metric` of every mode against clients.
@@ -149,8 +192,8 @@ fn short_number(v: f64) -> String {
 }
 
 /// plotters' errors borrow nothing but are not always `Send + Sync`; keep their message.
-fn plot_error<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow::anyhow!("cannot draw the plot: {e}")
+fn plot_error<E: std::fmt::Display>(e: E) -> PlotError {
+    PlotError::Draw(e.to_string())
 }
 
 #[cfg(test)]
@@ -162,7 +205,7 @@ mod tests {
             .into_iter()
             .map(|c| SweepPoint {
                 clients: c,
-                stats: Mode::ALL
+                stats: Mode::VARIANTS
                     .iter()
                     .enumerate()
                     .map(|(i, &mode)| Stats {
@@ -186,12 +229,12 @@ mod tests {
         assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
         assert!(svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("occ, base 5 ms, cap 2 s"));
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             // One legend entry in each of the two charts (plotters puts text on its own line).
             let label = format!("\n{}\n</text>", mode.name());
             assert_eq!(svg.matches(&label).count(), 2, "{mode}");
         }
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             let RGBColor(r, g, b) = colour(mode);
             let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\"");
             // A line and a legend sample in each chart.
@@ -211,7 +254,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bad = dir.path().join("no/such/dir/plot.svg");
         let e = write_svg(&bad, &sweep(), "t").unwrap_err();
-        assert!(format!("{e:#}").contains("no/such/dir/plot.svg"), "{e:#}");
+        assert!(e.to_string().contains("no/such/dir/plot.svg"), "{e}");
         let good = dir.path().join("plot.svg");
         write_svg(&good, &sweep(), "t").unwrap();
         assert!(std::fs::read_to_string(good).unwrap().contains("</svg>"));

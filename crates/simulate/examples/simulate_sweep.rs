@@ -1,4 +1,4 @@
-//! Times the full `occ` sweep of the AWS blog's experiment through the `retry::simulate` API:
+//! Times the full `occ` sweep of the AWS blog's experiment through the `retry_tool_simulate` API:
 //! 10, 20 ... 190 clients, base 5 ms, cap 2 s, 100 runs per point, and prints the elapsed time
 //! and the tables. Run by `benches/simulate.sh`.
 //!
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use retry::simulate::{Mode, Model, SimSpec, sweep, write_svg, write_table};
+use retry_tool_simulate::{Mode, Model, SimSpec, sweep, write_svg, write_table};
 
 fn main() -> Result<()> {
     let mut spec = SimSpec {

@@ -1,7 +1,8 @@
 //! The `rate-limit` model: clients against a server that admits `capacity` requests per second
-//! and rejects the rest, as an API answering HTTP 429 does (the case of seeds
-//! `000_7b0e69d4c8ec7be0.txt`, `001_57f36dd16a76c96d.txt` and `002_97c4b78393fd7495.txt`:
-//! Google Cloud's advice to retry 429 and 5xx with exponential backoff and jitter).
+//! and rejects the rest, as an API answering HTTP 429 does (the case of Google Cloud's advice to
+//! retry 429 and 5xx with exponential backoff and jitter:
+//! <https://cloud.google.com/memorystore/docs/redis/exponential-backoff>,
+//! <https://cloud.google.com/iam/docs/retry-strategy>).
 //!
 //! The server is a token bucket refilled at `capacity` tokens per second, holding at most one
 //! second's worth (`max(capacity, 1)` tokens), full at t = 0; a request that finds a whole token
@@ -13,10 +14,10 @@
 
 use rand::Rng;
 
-use super::client::Retrier;
-use super::events::EventQueue;
-use super::net::Net;
-use super::runner::{RunResult, Setup};
+use crate::client::Retrier;
+use crate::events::EventQueue;
+use crate::net::Net;
+use crate::run::{RunResult, Setup};
 
 /// What happens at an event.
 #[derive(Clone, Copy, Debug)]
@@ -103,7 +104,7 @@ pub(crate) fn run<R: Rng + ?Sized>(
     clients.clear();
     for id in 0..setup.clients {
         clients.push(Client {
-            retrier: Retrier::new(setup.policy.as_ref(), false, rng),
+            retrier: Retrier::new(&setup.policy, setup.limits, false, rng),
             admitted: false,
         });
         queue.push(net.hop(rng), id, Kind::Request);
@@ -125,7 +126,7 @@ pub(crate) fn run<R: Rng + ?Sized>(
             Kind::Reply => {
                 if client.admitted {
                     result.succeeded += 1;
-                } else if let Some(wait) = client.retrier.after_failure(now, &setup.limits, rng) {
+                } else if let Some(wait) = client.retrier.after_failure(now, rng) {
                     queue.push(now + wait + net.hop(rng), id, Kind::Request);
                 } else {
                     result.gave_up += 1;
@@ -140,25 +141,22 @@ pub(crate) fn run<R: Rng + ?Sized>(
 mod tests {
     use std::time::Duration;
 
-    use super::super::client::Limits;
-    use super::super::{Mode, Model};
     use super::*;
-    use crate::backoff::{Jitter, Policy};
+    use crate::client::no_backoff;
+    use crate::{Mode, Model};
     use rand::SeedableRng;
     use rand::rngs::Xoshiro256PlusPlus;
+    use retry_tool_backoff::{Limits, Policy};
+    use strum::VariantArray;
 
     fn run_once(mode: Mode, clients: u32, capacity: f64, limits: Limits, seed: u64) -> RunResult {
         let setup = Setup {
             model: Model::RateLimit {
                 capacity_rps: capacity,
             },
-            policy: match mode {
-                Mode::NoBackoff => None,
-                Mode::Backoff(j) => Some(
-                    Policy::new(Duration::from_millis(100), 2.0, Duration::from_secs(10), j)
-                        .unwrap(),
-                ),
-            },
+            policy: mode.jitter().map_or_else(no_backoff, |j| {
+                Policy::new(Duration::from_millis(100), 2.0, Duration::from_secs(10), j).unwrap()
+            }),
             limits,
             clients,
         };
@@ -184,7 +182,7 @@ mod tests {
 
     #[test]
     fn every_client_succeeds_once_and_calls_at_least_clients() {
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             for (clients, capacity) in [(1, 1.0), (10, 5.0), (60, 20.0), (30, 100.0)] {
                 let r = run_once(mode, clients, capacity, Limits::default(), 3);
                 assert_eq!(r.succeeded, u64::from(clients), "{mode} {clients}");
@@ -197,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_single_client_makes_one_call() {
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             let r = run_once(mode, 1, 1.0, Limits::default(), 8);
             assert_eq!((r.calls, r.rejected, r.gave_up), (1, 0, 0), "{mode}");
         }
@@ -205,14 +203,14 @@ mod tests {
 
     #[test]
     fn under_capacity_nobody_is_rejected() {
-        let r = run_once(Mode::Backoff(Jitter::Full), 50, 50.0, Limits::default(), 1);
+        let r = run_once(Mode::Full, 50, 50.0, Limits::default(), 1);
         assert_eq!((r.calls, r.rejected), (50, 0));
     }
 
     #[test]
     fn completion_is_bounded_below_by_the_capacity() {
         // 100 clients, a burst of 10, then 10 per second: at least 9 s.
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             let r = run_once(mode, 100, 10.0, Limits::default(), 2);
             assert!(r.completion_ms >= 9000.0, "{mode} {}", r.completion_ms);
         }
@@ -222,9 +220,9 @@ mod tests {
     fn clients_that_give_up_are_counted() {
         let limits = Limits {
             max_retries: Some(2),
-            deadline_ms: None,
+            deadline: None,
         };
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             let r = run_once(mode, 100, 10.0, limits, 6);
             assert_eq!(r.succeeded + r.gave_up, 100, "{mode}");
             assert!(r.gave_up > 0, "{mode}");

@@ -1,7 +1,7 @@
 //! The `occ` model: the contention experiment of the AWS Architecture Blog post "Exponential
 //! Backoff And Jitter" (2015), as coded in its published simulator
-//! (aws-samples/aws-arch-backoff-simulator, `src/backoff_simulator.py`; summarised in seed
-//! `003_988f89b1b5f86b4a.txt`).
+//! (<https://github.com/aws-samples/aws-arch-backoff-simulator>, `src/backoff_simulator.py`;
+//! the post: <https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/>).
 //!
 //! One server holds one row with an integer version. All clients start at t = 0 and each
 //! updates the row once under optimistic concurrency: read the version, then write with it.
@@ -9,16 +9,16 @@
 //! hop takes `|Normal(10 ms, 2 ms)|`, so one cycle is four hops: read request, read reply,
 //! write request, write reply. On a failed write the client sends its next read after
 //! `hop + backoff`, and the first backoff is the one for attempt 1 (see
-//! [`super::client::Retrier::new`]). `calls` counts writes, successful or not (reads are free);
+//! [`crate::client::Retrier::new`]). `calls` counts writes, successful or not (reads are free);
 //! `rejected` counts failed writes; the completion time is the time of the last event: the
 //! last write reply, or the moment the last client gave up.
 
 use rand::Rng;
 
-use super::client::Retrier;
-use super::events::EventQueue;
-use super::net::Net;
-use super::runner::{RunResult, Setup};
+use crate::client::Retrier;
+use crate::events::EventQueue;
+use crate::net::Net;
+use crate::run::{RunResult, Setup};
 
 /// What happens at an event.
 #[derive(Clone, Copy, Debug)]
@@ -68,7 +68,7 @@ pub(crate) fn run<R: Rng + ?Sized>(ws: &mut Workspace, setup: &Setup, rng: &mut 
     clients.clear();
     for id in 0..setup.clients {
         clients.push(Client {
-            retrier: Retrier::new(setup.policy.as_ref(), true, rng),
+            retrier: Retrier::new(&setup.policy, setup.limits, true, rng),
             version: 0,
             written: false,
         });
@@ -99,7 +99,7 @@ pub(crate) fn run<R: Rng + ?Sized>(ws: &mut Workspace, setup: &Setup, rng: &mut 
             Kind::WriteReply => {
                 if client.written {
                     result.succeeded += 1;
-                } else if let Some(wait) = client.retrier.after_failure(now, &setup.limits, rng) {
+                } else if let Some(wait) = client.retrier.after_failure(now, rng) {
                     queue.push(now + wait + net.hop(rng), id, Kind::Read);
                 } else {
                     result.gave_up += 1;
@@ -115,12 +115,13 @@ pub(crate) fn run<R: Rng + ?Sized>(ws: &mut Workspace, setup: &Setup, rng: &mut 
 mod tests {
     use std::time::Duration;
 
-    use super::super::client::Limits;
-    use super::super::{Mode, Model, SimSpec, Stats, simulate};
     use super::*;
-    use crate::backoff::{Jitter, Policy};
+    use crate::client::no_backoff;
+    use crate::{Mode, Model, SimSpec, Stats, simulate};
     use rand::SeedableRng;
     use rand::rngs::Xoshiro256PlusPlus;
+    use retry_tool_backoff::{Jitter, Limits, Policy};
+    use strum::VariantArray;
 
     fn blog_policy(jitter: Jitter) -> Policy {
         Policy::new(
@@ -135,10 +136,7 @@ mod tests {
     fn run_once(mode: Mode, clients: u32, limits: Limits, seed: u64) -> RunResult {
         let setup = Setup {
             model: Model::Occ,
-            policy: match mode {
-                Mode::NoBackoff => None,
-                Mode::Backoff(j) => Some(blog_policy(j)),
-            },
+            policy: mode.jitter().map_or_else(no_backoff, blog_policy),
             limits,
             clients,
         };
@@ -148,7 +146,7 @@ mod tests {
 
     #[test]
     fn every_client_writes_once_and_calls_at_least_clients() {
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             for clients in [1, 2, 10, 50] {
                 for seed in 0..5 {
                     let r = run_once(mode, clients, Limits::default(), seed);
@@ -164,7 +162,7 @@ mod tests {
 
     #[test]
     fn a_single_client_makes_one_call_in_four_hops() {
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             let r = run_once(mode, 1, Limits::default(), 9);
             assert_eq!((r.calls, r.rejected, r.gave_up), (1, 0, 0), "{mode}");
             // Four hops of about 10 ms each.
@@ -192,11 +190,11 @@ mod tests {
 
     #[test]
     fn clients_that_run_out_of_retries_are_counted() {
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             for max in [0, 1, 3] {
                 let limits = Limits {
                     max_retries: Some(max),
-                    deadline_ms: None,
+                    deadline: None,
                 };
                 let r = run_once(mode, 50, limits, 4);
                 assert_eq!(r.succeeded + r.gave_up, 50, "{mode} {max}");
@@ -211,9 +209,9 @@ mod tests {
     fn a_deadline_stops_every_retry_at_or_after_it() {
         let limits = Limits {
             max_retries: None,
-            deadline_ms: Some(200.0),
+            deadline: Some(Duration::from_millis(200)),
         };
-        for mode in Mode::ALL {
+        for &mode in Mode::VARIANTS {
             let r = run_once(mode, 100, limits, 5);
             assert_eq!(r.succeeded + r.gave_up, 100, "{mode}");
             assert!(r.gave_up > 0, "{mode}");
@@ -224,7 +222,7 @@ mod tests {
 
     fn stats_at_100(seed: u64) -> Vec<Stats> {
         let spec = SimSpec {
-            modes: Mode::parse_list("none,full,equal,decorrelated").unwrap(),
+            modes: vec![Mode::None, Mode::Full, Mode::Equal, Mode::Decorrelated],
             runs: 100,
             seed,
             ..SimSpec::aws_blog(100)
@@ -232,16 +230,16 @@ mod tests {
         simulate(&spec).unwrap()
     }
 
-    /// The published findings at 100 clients (AWS blog; seed `003_988f89b1b5f86b4a.txt`).
+    /// The published findings at 100 clients (the AWS Architecture Blog post's figures).
     #[test]
     fn reproduces_the_published_ranking_at_100_clients() {
         for seed in [1, 2] {
             let s = stats_at_100(seed);
             let get = |m: Mode| *s.iter().find(|x| x.mode == m).unwrap();
-            let none = get(Mode::Backoff(Jitter::None));
-            let full = get(Mode::Backoff(Jitter::Full));
-            let equal = get(Mode::Backoff(Jitter::Equal));
-            let decorr = get(Mode::Backoff(Jitter::Decorrelated));
+            let none = get(Mode::None);
+            let full = get(Mode::Full);
+            let equal = get(Mode::Equal);
+            let decorr = get(Mode::Decorrelated);
             let report = format!("seed {seed}: {s:#?}");
             // Plain exponential is the clear loser on work and on time.
             for other in [full, equal, decorr] {

@@ -1,105 +1,16 @@
-//! Backoff maths: the jitter modes and the delay schedule. Pure: no processes, no clock.
+//! A validated backoff policy and the schedule of delays it gives, one run at a time.
 //!
-//! Notation follows `../shared/reference/backoff.md`: `n` is the retry index (the first retry is
-//! `n = 0`), `expo(n) = min(cap, base * multiplier^n)`, `U(a, b)` a uniform draw.
-//! Growth stops at the cap: every value is computed in `f64` seconds and clamped, so millions of
-//! retries or a multiplier of `1e300` neither overflow nor panic.
+//! Every value is computed in `f64` seconds and clamped to `[0, cap]`, so millions of retries
+//! or a multiplier of `1e300` neither overflow nor panic.
 
 use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
 use rand::{Rng, RngExt};
 
-/// How a delay is randomised around the exponential curve.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Jitter {
-    /// Capped exponential, no randomness: `expo(n)`.
-    ///
-    /// Source: AWS Architecture Blog, "Exponential Backoff And Jitter" (2015), summarised in
-    /// seed `003_988f89b1b5f86b4a.txt`; APUE 16.4 `connect_retry`.
-    None,
-    /// Full jitter: `U(0, expo(n))`.
-    ///
-    /// Source: AWS Architecture Blog (its recommendation; seed `003_988f89b1b5f86b4a.txt`);
-    /// also google-api-core and the AWS SDK standard retry mode.
-    Full,
-    /// Equal jitter: `v/2 + U(0, v/2)` with `v = expo(n)`.
-    ///
-    /// Source: AWS Architecture Blog (seed `003_988f89b1b5f86b4a.txt`).
-    Equal,
-    /// Decorrelated jitter: `s = min(cap, U(base, 3*s))`, `s` starting at `base`; the
-    /// multiplier plays no part.
-    ///
-    /// Source: AWS Architecture Blog and its simulator (aws-samples/aws-arch-backoff-simulator),
-    /// seed `003_988f89b1b5f86b4a.txt`. The lower bound is `base`, as in the simulator's code.
-    Decorrelated,
-    /// Additive: `min(cap, base * multiplier^n + U(0, base))`.
-    ///
-    /// Source: Google Cloud's retry guides, `min((2^n) + random_number_milliseconds,
-    /// maximum_backoff)` with base 1 s (seeds `000_7b0e69d4c8ec7be0.txt`,
-    /// `001_57f36dd16a76c96d.txt`, `002_97c4b78393fd7495.txt`).
-    Additive,
-    /// Proportional: `min(cap, v * (1 + U(-0.2, +0.2)))` with `v = expo(n)`, a spread of
-    /// [`PROPORTIONAL_SPREAD`] either side of the curve.
-    ///
-    /// Source: gRPC connection backoff (`doc/connection-backoff.md` in grpc/grpc: initial 1 s,
-    /// multiplier 1.6, jitter 0.2, maximum 120 s). gRPC lets the jitter carry a delay up to
-    /// 1.2 times its maximum; here, as for every mode, no delay exceeds the cap.
-    Proportional,
-}
+use crate::jitter::{Jitter, PROPORTIONAL_SPREAD};
 
-/// The spread of [`Jitter::Proportional`]: a delay is drawn within this fraction either side
-/// of `expo(n)` (gRPC's `JITTER = 0.2`).
-pub const PROPORTIONAL_SPREAD: f64 = 0.2;
-
-impl Jitter {
-    /// Every mode, in the order the help lists them.
-    pub const ALL: [Jitter; 6] = [
-        Jitter::None,
-        Jitter::Full,
-        Jitter::Equal,
-        Jitter::Decorrelated,
-        Jitter::Additive,
-        Jitter::Proportional,
-    ];
-
-    /// The mode's name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Jitter::None => "none",
-            Jitter::Full => "full",
-            Jitter::Equal => "equal",
-            Jitter::Decorrelated => "decorrelated",
-            Jitter::Additive => "additive",
-            Jitter::Proportional => "proportional",
-        }
-    }
-}
-
-impl fmt::Display for Jitter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Jitter {
-    type Err = String;
-
-    /// Parses a mode name (`none`, `full`, `equal`, `decorrelated`, `additive`,
-    /// `proportional`).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Jitter::ALL
-            .into_iter()
-            .find(|j| j.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = Jitter::ALL.iter().map(|j| j.name()).collect();
-                format!("unknown jitter mode (expected one of {})", names.join(", "))
-            })
-    }
-}
-
-/// A validated backoff policy.
+/// A validated backoff policy: base, multiplier, cap and jitter mode.
 ///
 /// Invariants, checked by [`Policy::new`]: `0 <= base <= cap`, `multiplier` finite and `>= 1`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,8 +44,8 @@ impl fmt::Display for PolicyError {
 impl std::error::Error for PolicyError {}
 
 impl Policy {
-    /// Builds a policy. `base` is the first delay and `cap` the largest single delay, both
-    /// durations; `multiplier` is the growth per retry.
+    /// Builds a policy. `base` is the first delay and `cap` the largest single delay;
+    /// `multiplier` is the growth per retry.
     ///
     /// # Errors
     /// [`PolicyError::Multiplier`] unless `multiplier` is finite and `>= 1`;
@@ -157,6 +68,11 @@ impl Policy {
             cap: cap.as_secs_f64(),
             jitter,
         })
+    }
+
+    /// The same policy with another jitter mode.
+    pub fn with_jitter(self, jitter: Jitter) -> Policy {
+        Policy { jitter, ..self }
     }
 
     /// The jitter mode.
@@ -211,7 +127,13 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The delay before the next retry, drawn with `rng`; never more than the cap.
+    /// The policy the delays follow.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The delay before the next retry, drawn with `rng`; never more than the cap. Only the
+    /// jittered modes draw from `rng` (`None` leaves it untouched).
     pub fn next_delay<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Duration {
         let p = &self.policy;
         let n = self.retry;
@@ -255,6 +177,15 @@ mod tests {
     use rand::SeedableRng;
     use rand::rngs::Xoshiro256PlusPlus;
 
+    const MODES: [Jitter; 6] = [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::Additive,
+        Jitter::Proportional,
+    ];
+
     fn policy(base: f64, mult: f64, cap: f64, jitter: Jitter) -> Policy {
         Policy::new(
             Duration::from_secs_f64(base),
@@ -292,15 +223,25 @@ mod tests {
     }
 
     #[test]
-    fn zero_base_gives_zero_delays() {
-        for j in Jitter::ALL {
+    fn zero_base_gives_zero_delays_and_draws_nothing_without_jitter() {
+        for j in MODES {
             let p = policy(0.0, 2.0, 0.0, j);
             let mut s = p.schedule();
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
             for _ in 0..10 {
-                assert_eq!(s.next_delay(&mut rng), Duration::ZERO, "{j}");
+                assert_eq!(s.next_delay(&mut rng), Duration::ZERO, "{j:?}");
             }
         }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut s = policy(0.0, 1.0, 0.0, Jitter::None).schedule();
+        s.next_delay(&mut rng);
+        assert_eq!(rng, Xoshiro256PlusPlus::seed_from_u64(7));
+    }
+
+    #[test]
+    fn with_jitter_keeps_the_rest() {
+        let p = policy(0.5, 3.0, 9.0, Jitter::Full).with_jitter(Jitter::Equal);
+        assert_eq!(p, policy(0.5, 3.0, 9.0, Jitter::Equal));
     }
 
     #[test]
@@ -317,18 +258,5 @@ mod tests {
                 "{n}: {d}"
             );
         }
-    }
-
-    #[test]
-    fn jitter_names_round_trip() {
-        for j in Jitter::ALL {
-            assert_eq!(j.name().parse::<Jitter>(), Ok(j));
-        }
-        assert!(
-            "fulll"
-                .parse::<Jitter>()
-                .unwrap_err()
-                .contains("decorrelated")
-        );
     }
 }

@@ -1,0 +1,193 @@
+//! The retry modes a simulation compares: every jitter mode of [`retry_tool_backoff`] plus
+//! `no-backoff`, and the one parser of a comma-separated list of them.
+
+use std::fmt;
+
+use retry_tool_backoff::Jitter;
+use strum::VariantArray;
+
+/// How a simulated client waits between a failed call and its next attempt. The names (`none`,
+/// `full`, ..., `no-backoff`) are the variants' in kebab case ([`Mode::name`]); the order of
+/// [`VARIANTS`](strum::VariantArray::VARIANTS) is the order of the help and of the chart's
+/// colours.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
+pub enum Mode {
+    /// Capped exponential backoff without jitter ([`Jitter::None`]): the AWS blog's
+    /// "Exponential".
+    None,
+    /// [`Jitter::Full`].
+    Full,
+    /// [`Jitter::Equal`].
+    Equal,
+    /// [`Jitter::Decorrelated`].
+    Decorrelated,
+    /// [`Jitter::Additive`].
+    Additive,
+    /// [`Jitter::Proportional`].
+    Proportional,
+    /// Retry at once, with no delay: the AWS blog's baseline ("No Backoff"), whose work grows
+    /// with the square of the number of clients.
+    NoBackoff,
+}
+
+impl Mode {
+    /// The mode's name, as a list names it.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// The jitter mode a client backs off with; `None` for [`Mode::NoBackoff`].
+    pub fn jitter(self) -> Option<Jitter> {
+        match self {
+            Mode::None => Some(Jitter::None),
+            Mode::Full => Some(Jitter::Full),
+            Mode::Equal => Some(Jitter::Equal),
+            Mode::Decorrelated => Some(Jitter::Decorrelated),
+            Mode::Additive => Some(Jitter::Additive),
+            Mode::Proportional => Some(Jitter::Proportional),
+            Mode::NoBackoff => None,
+        }
+    }
+
+    /// Parses a comma-separated list such as `none,full,equal,decorrelated,no-backoff`: exact
+    /// names (no spaces, no other case), in the order of the output, none twice.
+    ///
+    /// # Errors
+    /// [`ModeListError::Unknown`] for a name that is not a mode (an empty name included),
+    /// [`ModeListError::Twice`] for a mode listed twice.
+    pub fn parse_list(list: &str) -> Result<Vec<Mode>, ModeListError> {
+        let mut modes = Vec::new();
+        for name in list.split(',') {
+            let mode: Mode = name
+                .parse()
+                .map_err(|_| ModeListError::Unknown(name.to_string()))?;
+            if modes.contains(&mode) {
+                return Err(ModeListError::Twice(name.to_string()));
+            }
+            modes.push(mode);
+        }
+        Ok(modes)
+    }
+
+    /// A number that names the mode in the derivation of random streams: a hash of its name
+    /// (FNV-1a), so it depends neither on the mode's place in a list (`full` gives the same
+    /// numbers alone or beside others) nor on the order of the variants.
+    pub(crate) fn stream_id(self) -> u64 {
+        self.name().bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+}
+
+/// Why [`Mode::parse_list`] refused a list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModeListError {
+    /// A name that is not a mode (possibly empty).
+    Unknown(String),
+    /// A mode listed twice (its name).
+    Twice(String),
+}
+
+impl fmt::Display for ModeListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModeListError::Unknown(name) => {
+                let names: Vec<&str> = Mode::VARIANTS.iter().map(|m| m.name()).collect();
+                write!(
+                    f,
+                    "unknown mode '{name}' (expected one or more of {}, comma-separated)",
+                    names.join(", ")
+                )
+            }
+            ModeListError::Twice(name) => write!(f, "mode '{name}' is listed twice"),
+        }
+    }
+}
+
+impl std::error::Error for ModeListError {}
+
+impl From<Jitter> for Mode {
+    fn from(jitter: Jitter) -> Mode {
+        match jitter {
+            Jitter::None => Mode::None,
+            Jitter::Full => Mode::Full,
+            Jitter::Equal => Mode::Equal,
+            Jitter::Decorrelated => Mode::Decorrelated,
+            Jitter::Additive => Mode::Additive,
+            Jitter::Proportional => Mode::Proportional,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_jitter_modes_round_trip() {
+        for &m in Mode::VARIANTS {
+            assert_eq!(m.name().parse::<Mode>(), Ok(m));
+            assert_eq!(m.to_string(), m.name());
+            if let Some(j) = m.jitter() {
+                assert_eq!(Mode::from(j), m);
+            }
+        }
+        let names: Vec<&str> = Mode::VARIANTS.iter().map(|m| m.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "none",
+                "full",
+                "equal",
+                "decorrelated",
+                "additive",
+                "proportional",
+                "no-backoff"
+            ]
+        );
+    }
+
+    #[test]
+    fn parses_the_full_list_in_order() {
+        let names: Vec<&str> = Mode::VARIANTS.iter().map(|m| m.name()).collect();
+        assert_eq!(Mode::parse_list(&names.join(",")).unwrap(), Mode::VARIANTS);
+        assert_eq!(
+            Mode::parse_list("no-backoff,full").unwrap(),
+            vec![Mode::NoBackoff, Mode::Full]
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_empty_spaced_and_repeated_names() {
+        let e = Mode::parse_list("full,fulll").unwrap_err();
+        assert_eq!(e, ModeListError::Unknown("fulll".into()));
+        assert!(e.to_string().contains("no-backoff"), "{e}");
+        for bad in ["", "full,", " full", "full ", "FULL", "none, full"] {
+            assert!(Mode::parse_list(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            Mode::parse_list("full,none,full").unwrap_err(),
+            ModeListError::Twice("full".into())
+        );
+    }
+
+    #[test]
+    fn stream_ids_are_distinct() {
+        let mut ids: Vec<u64> = Mode::VARIANTS.iter().map(|m| m.stream_id()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), Mode::VARIANTS.len());
+    }
+}
