@@ -266,6 +266,11 @@ impl Attempt {
 
     #[cfg(target_os = "linux")]
     fn rest(&self, signal: Option<Signal>) -> bool {
+        // Whatever is left hangs below a child of retry (orphans come to the subreaper): with
+        // no child at all, nothing is left, and the process table need not be read.
+        if !has_children() {
+            return false;
+        }
         // Its pid may belong to another process by now: only the process table is asked.
         let rest = descendants();
         if let Some(signal) = signal {
@@ -287,6 +292,24 @@ impl Attempt {
     pub fn try_reap(&self) -> Option<Ended> {
         reap_all(Some(self.pid))
     }
+}
+
+/// Whether retry has any child, live or ended and not yet reaped (`waitid` with `WNOWAIT`
+/// reaps nothing; it fails with ECHILD when there is none).
+#[cfg(target_os = "linux")]
+fn has_children() -> bool {
+    // SAFETY: waitid with a zeroed siginfo_t to write into; WNOHANG never blocks and WNOWAIT
+    // leaves any child's status to be reaped later.
+    let rc = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    !(rc == -1 && Errno::last() == Errno::ECHILD)
 }
 
 /// Reaps ended children that are not a running attempt (orphans adopted as subreaper).

@@ -22,6 +22,9 @@ pub(super) struct Stopping {
     next: Option<Instant>,
     /// TERM has reached the step (sent at its limit or passed on from a signal).
     pub(super) term_sent: bool,
+    /// That TERM went to the whole tree (at the limit), not only to the step's process group
+    /// or process (passed on).
+    tree_termed: bool,
     /// KILL was sent.
     pub(super) killed: bool,
 }
@@ -32,6 +35,7 @@ impl Stopping {
         Stopping {
             next: limit,
             term_sent: false,
+            tree_termed: false,
             killed: false,
         }
     }
@@ -41,6 +45,7 @@ impl Stopping {
         Stopping {
             next: None,
             term_sent: true,
+            tree_termed: true,
             killed: true,
         }
     }
@@ -63,10 +68,11 @@ impl Stopping {
         }
     }
 
-    /// The wake time came: the signal to send to the step's tree now.
+    /// The wake time came: the signal to send to the step's whole tree now.
     pub(super) fn escalate(&mut self, grace: Duration) -> Option<Signal> {
         if !self.term_sent {
             self.term_sent(grace);
+            self.tree_termed = true;
             Some(Signal::SIGTERM)
         } else if !self.killed {
             self.killed = true;
@@ -104,16 +110,19 @@ impl Supervisor<'_> {
 
     /// Stops what is left of `step` (an attempt that did not succeed, or a hook) after its own
     /// process was reaped: background processes, processes that moved to another process group
-    /// or session. They get TERM and CONT, unless `stop` already sent TERM to the tree, then
-    /// KILL when `stop`'s grace (`--kill-after`) ends, and retry waits until none is left.
+    /// or session. They get TERM and CONT, unless `stop` already sent TERM to the whole tree,
+    /// then KILL when `stop`'s grace (`--kill-after`, counted from its first TERM) ends, and
+    /// retry waits until none is left.
     /// Returns a stop signal (INT, TERM, HUP, QUIT) that arrived meanwhile; it is passed on.
     pub(super) fn stop_leftovers(&self, step: &Attempt, mut stop: Stopping) -> Option<i32> {
         if !step.rest_alive() {
             return None;
         }
         let grace = self.config.kill_after;
-        if !stop.term_sent {
+        if !stop.tree_termed {
+            // A TERM passed on reached the step's group or process, not those that left it.
             stop.term_sent(grace);
+            stop.tree_termed = true;
             step.signal_rest(Signal::SIGTERM);
             step.signal_rest(Signal::SIGCONT);
         }
