@@ -332,9 +332,9 @@ fn kill_listed(path: &Path, tag: &str) {
 
 #[test]
 fn a_grandchild_holding_stdout_does_not_hang_stdout_on_success() {
-    // The grandchild leaves the attempt's process group (setsid), so neither the end of the
-    // attempt nor a group signal reaches it, and it keeps the held stdout pipe open; one of
-    // them keeps writing to it.
+    // The grandchild leaves the attempt's process group (setsid), so no group signal reaches
+    // it, and it keeps the held stdout pipe open; one of them keeps writing to it. (retry
+    // stops it once a failed attempt has ended; a successful attempt's is left running.)
     for (name, n, holder) in [
         ("quiet", 41, "sleep 100.TAG"),
         ("busy", 42, "sh -c 'while :; do echo spam; done; : TAG'"),
