@@ -138,8 +138,12 @@ single() {
         local args=("${@//TOKEN/$token}")
         t0=$(now_ms)
         set +e
-        "$bin" "${args[@]}" </dev/null 2>/dev/null | cat >/dev/null
-        status=${PIPESTATUS[0]}
+        # In braces with stderr closed to bash's own "Killed" notice: retry dies of KILL when
+        # KILL was needed, as coreutils timeout does (status 137 all the same).
+        {
+            "$bin" "${args[@]}" </dev/null 2>/dev/null | cat >/dev/null
+            status=${PIPESTATUS[0]}
+        } 2>/dev/null
         set -e
         t1=$(now_ms)
         times+=($((t1 - t0)))

@@ -1,14 +1,15 @@
 //! Unix process control: spawn an attempt in the right process group, signal it, reap it, stop
 //! its whole tree, and end retry by a signal.
 //!
-//! Design (the "A design that holds in and out of a terminal" notes, checked against coreutils
-//! `timeout`): when retry is the foreground process group of its controlling terminal as an
-//! attempt starts, that attempt stays in retry's group ([`GroupMode::Shared`]) so it can read
-//! the terminal and Ctrl-Z / `fg` work; otherwise the attempt leads a group of its own
-//! ([`GroupMode::Own`]) and signals go to that group. The mode is decided anew for every
-//! attempt, so `retry ... &` followed by `fg` gives the next attempt the terminal. Whatever the
-//! mode, the attempt's whole tree is also found through the process table (Linux), with retry a
-//! child subreaper, so processes that left the group (`setsid`, `set -m`) are stopped too.
+//! Design (worked out against coreutils `timeout`, which puts itself and its command in one
+//! new group, and tried in and out of a terminal): when retry is the foreground process group
+//! of its controlling terminal as an attempt starts, that attempt stays in retry's group
+//! ([`GroupMode::Shared`]) so it can read the terminal and Ctrl-Z / `fg` work; otherwise the
+//! attempt leads a group of its own ([`GroupMode::Own`]) and signals go to that group. The mode
+//! is decided anew for every attempt, so `retry ... &` followed by `fg` gives the next attempt
+//! the terminal. Whatever the mode, the attempt's whole tree is also found through the process
+//! table (Linux), with retry a child subreaper, so processes that left the group (`setsid`,
+//! `set -m`) are stopped too.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;

@@ -8,6 +8,7 @@ mod dry_run;
 mod ecosystem;
 mod events;
 mod faults;
+mod faults_edges;
 mod faults_proc;
 mod fidelity;
 mod generated;
