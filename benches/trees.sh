@@ -19,8 +19,9 @@
 # TERM (KILL after --kill-after: 137); an attempt that stopped itself and its child (SIGSTOP;
 # the timeout still ends it: 124), and one that keeps stopping itself while ignoring TERM (137);
 # a grandchild that left the attempt's process group (setsid) holding the held stdout of
-# --stdout-on-success open, quiet or writing: retry must not hang. The leftovers of the setsid
-# cases are outside retry's reach by design; this script kills them by pid afterwards.
+# --stdout-on-success open, quiet or writing: retry must not hang. In the success case the
+# setsid grandchild is left running by design (a successful attempt keeps what it started);
+# in the failure case retry stops it. This script kills what is left by pid afterwards.
 #
 # Usage: benches/trees.sh      (builds target/release/retry first; TIMEOUTS=... to change)
 set -euo pipefail
@@ -137,8 +138,12 @@ single() {
         local args=("${@//TOKEN/$token}")
         t0=$(now_ms)
         set +e
-        "$bin" "${args[@]}" </dev/null 2>/dev/null | cat >/dev/null
-        status=${PIPESTATUS[0]}
+        # In braces with stderr closed to bash's own "Killed" notice: retry dies of KILL when
+        # KILL was needed, as coreutils timeout does (status 137 all the same).
+        {
+            "$bin" "${args[@]}" </dev/null 2>/dev/null | cat >/dev/null
+            status=${PIPESTATUS[0]}
+        } 2>/dev/null
         set -e
         t1=$(now_ms)
         times+=($((t1 - t0)))

@@ -170,9 +170,10 @@ pub struct StoppingArgs {
 
     /// Total time budget from the start
     ///
-    /// Measured on a monotonic clock. An attempt still running when it passes is stopped like
-    /// a timeout; no attempt starts after it; if the next delay would end at or past it,
-    /// retry gives up at once instead of sleeping.
+    /// Measured on a monotonic clock. An attempt or --on-retry hook still running when it
+    /// passes is stopped like a timeout; no attempt starts after it; if the next delay would end
+    /// at or past it, retry gives up at once instead of sleeping. 0 means no deadline (it lifts
+    /// a preset's).
     #[arg(allow_hyphen_values = true, short, long, env = "RETRY_DEADLINE",
           value_name = "DURATION", value_parser = parse_duration)]
     pub deadline: Option<Duration>,
@@ -180,15 +181,19 @@ pub struct StoppingArgs {
     /// Time limit for each attempt
     ///
     /// A timed-out attempt gets TERM (its whole process tree), then KILL after --kill-after;
-    /// its status is 124, or 137 if KILL was needed, and it is retried like any failure.
+    /// its status is 124, or 137 if KILL was needed, and it is retried like any failure. When
+    /// the last attempt needed KILL, retry dies of KILL itself, as coreutils timeout does. 0
+    /// means no limit, as for coreutils timeout.
     #[arg(allow_hyphen_values = true, short, long, env = "RETRY_TIMEOUT",
           value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
 
     /// Grace between TERM and KILL when an attempt is stopped [default: 10s]
     ///
-    /// Applies to timeouts, the deadline and a TERM sent to retry: an attempt still alive
-    /// this long after TERM gets KILL (its whole process tree).
+    /// Applies to timeouts, the deadline, a TERM sent to retry, and whatever a failed attempt
+    /// or a hook leaves running: anything still alive this long after TERM gets KILL (the
+    /// whole process tree). 0 means never KILL, as for coreutils timeout: retry waits for the
+    /// attempt to end.
     #[arg(allow_hyphen_values = true, long, env = "RETRY_KILL_AFTER", value_name = "DURATION",
           value_parser = parse_duration)]
     pub kill_after: Option<Duration>,

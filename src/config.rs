@@ -93,11 +93,13 @@ pub struct Config {
     pub policy: Policy,
     /// Retries after the first attempt; `None` for unlimited.
     pub max_retries: Option<u64>,
-    /// Total time budget from the start (monotonic clock).
+    /// Total time budget from the start (monotonic clock); `None` when absent or 0.
     pub deadline: Option<Duration>,
-    /// Time limit for each attempt.
+    /// Time limit for each attempt; `None` when absent or 0 (as coreutils `timeout`: "a
+    /// duration of 0 disables the associated timeout").
     pub timeout: Option<Duration>,
-    /// Grace between TERM and KILL when an attempt is stopped.
+    /// Grace between TERM and KILL when an attempt is stopped; zero: never KILL (as coreutils
+    /// `timeout --kill-after 0`).
     pub kill_after: Duration,
     /// Which statuses are retried.
     pub conditions: Conditions,
@@ -268,7 +270,10 @@ impl Backoff {
         Ok(Backoff {
             policy,
             max_retries: pick(&layers, |s| s.max_retries).map(|v| v.0),
-            deadline: pick(&layers, |s| s.deadline).map(|v| v.0),
+            // 0 disables the deadline, as 0 disables --timeout (so `-d 0` lifts a preset's).
+            deadline: pick(&layers, |s| s.deadline)
+                .map(|v| v.0)
+                .filter(|d| !d.is_zero()),
             seed: cli.backoff.seed,
         })
     }
@@ -301,7 +306,7 @@ impl Config {
                 .max_retries
                 .map_or(Some(DEFAULT_MAX_RETRIES), |l| l.0),
             deadline: backoff.deadline,
-            timeout: stopping.timeout,
+            timeout: stopping.timeout.filter(|t| !t.is_zero()),
             kill_after: stopping.kill_after.unwrap_or(DEFAULT_KILL_AFTER),
             conditions: Conditions {
                 retry_on: conditions.retry_on,
@@ -358,6 +363,18 @@ mod tests {
         assert_eq!(c.policy.jitter(), DEFAULT_JITTER);
         assert_eq!(c.max_retries, Some(DEFAULT_MAX_RETRIES));
         assert_eq!(c.kill_after, DEFAULT_KILL_AFTER);
+    }
+
+    #[test]
+    fn zero_disables_the_timeout_and_the_deadline() {
+        let c = config(&["-t", "0", "-d", "0s", "--kill-after", "0"], &[]).unwrap();
+        assert_eq!((c.timeout, c.deadline), (None, None));
+        assert_eq!(c.kill_after, Duration::ZERO);
+        // `-d 0` lifts a preset's deadline too.
+        let c = config(&["--preset", "api-core"], &[]).unwrap();
+        assert_eq!(c.deadline, Some(Duration::from_secs(120)));
+        let c = config(&["--preset", "api-core", "-d", "0"], &[]).unwrap();
+        assert_eq!(c.deadline, None);
     }
 
     #[test]

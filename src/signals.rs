@@ -33,14 +33,29 @@ pub enum Event {
     },
 }
 
-/// Installs the handlers and starts the thread that turns signals into events.
+/// Clears the signal mask, installs the handlers and starts the thread that turns signals into
+/// events. Call before any other thread starts (threads inherit the mask).
 ///
-/// Signals that were ignored when retry started are left ignored (as coreutils `timeout` does:
-/// a background job of a non-interactive shell ignores INT and QUIT), so the child inherits that.
+/// The mask survives `exec`, and some parents leave signals blocked: with SIGCHLD or TERM
+/// blocked in every thread, neither an attempt's end nor a TERM would ever be noticed. So
+/// retry unblocks every signal at start (coreutils `timeout` unblocks SIGCHLD and SIGALRM,
+/// the ones it waits on), and each attempt starts with an empty mask too.
+///
+/// Signals that were ignored when retry started are left ignored, for retry and so for the
+/// command: a POSIX shell starts an asynchronous list (`cmd &`) of a non-interactive shell with
+/// INT and QUIT ignored (XCU 2.11, <https://pubs.opengroup.org/onlinepubs/9699919799/utilities/V3_chap02.html#tag_18_11>)
+/// so that a terminal's Ctrl-C spares background jobs, and `nohup` ignores HUP; retry keeps
+/// both promises. (coreutils `timeout` 9.1 catches INT, QUIT, HUP and TERM whatever their
+/// disposition, so its command gets them at their default action.)
 ///
 /// # Errors
-/// When a handler cannot be installed or the thread cannot start.
+/// When the mask cannot be set, a handler cannot be installed or the thread cannot start.
 pub fn listen() -> io::Result<Receiver<Event>> {
+    nix::sys::signal::pthread_sigmask(
+        nix::sys::signal::SigmaskHow::SIG_SETMASK,
+        Some(&nix::sys::signal::SigSet::empty()),
+        None,
+    )?;
     let mut wanted: Vec<i32> = STOP_SIGNALS
         .iter()
         .chain(&PASS_ON_SIGNALS)

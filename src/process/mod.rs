@@ -1,10 +1,15 @@
 //! One attempt's process: how it ended, and (in `unix.rs`) spawning, process groups, terminal
-//! detection, signalling and stopping its whole tree.
+//! detection, signalling and stopping its whole tree (found by `tree.rs`); `stdio.rs` knows
+//! which standard descriptors were closed at start.
 
+mod stdio;
+#[cfg(target_os = "linux")]
+mod tree;
 #[cfg(unix)]
 mod unix;
 #[cfg(target_os = "linux")]
 pub mod vfork;
+pub use stdio::closed_at_start;
 #[cfg(unix)]
 pub use unix::*;
 

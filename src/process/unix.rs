@@ -1,11 +1,15 @@
 //! Unix process control: spawn an attempt in the right process group, signal it, reap it, stop
 //! its whole tree, and end retry by a signal.
 //!
-//! Design (as coreutils `timeout --foreground`): when retry is the foreground process group of
-//! its controlling terminal, the attempt stays in retry's group ([`GroupMode::Shared`]) so it can
-//! read the terminal and Ctrl-Z / `fg` work; its tree is found through the process table, with
-//! retry a child subreaper on Linux so orphans stay in that tree. Otherwise the attempt leads a
-//! group of its own ([`GroupMode::Own`]) and signals go to that group.
+//! Design (worked out against coreutils `timeout`, which puts itself and its command in one
+//! new group, and tried in and out of a terminal): when retry is the foreground process group
+//! of its controlling terminal as an attempt starts, that attempt stays in retry's group
+//! ([`GroupMode::Shared`]) so it can read the terminal and Ctrl-Z / `fg` work; otherwise the
+//! attempt leads a group of its own ([`GroupMode::Own`]) and signals go to that group. The mode
+//! is decided anew for every attempt, so `retry ... &` followed by `fg` gives the next attempt
+//! the terminal. Whatever the mode, the attempt's whole tree is also found through the process
+//! table (Linux), with retry a child subreaper, so processes that left the group (`setsid`,
+//! `set -m`) are stopped too.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;
@@ -47,10 +51,26 @@ impl GroupMode {
 }
 
 /// Makes retry a child subreaper (Linux), so processes orphaned inside an attempt's tree are
-/// re-parented to retry and can still be found and stopped. Elsewhere a no-op.
+/// re-parented to retry and can still be found and stopped, and notes the children retry
+/// already had (not its to stop). Elsewhere a no-op. Call once, before the first attempt.
 pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
-    let _ = nix::sys::prctl::set_child_subreaper(true);
+    {
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+        super::tree::record_inherited();
+    }
+}
+
+/// retry's live descendants that are its to stop: the running attempt's or hook's processes.
+#[cfg(target_os = "linux")]
+fn descendants() -> Vec<Pid> {
+    super::tree::descendants()
+}
+
+/// Without a process table to read, nothing beyond the process group can be found.
+#[cfg(not(target_os = "linux"))]
+fn descendants() -> Vec<Pid> {
+    Vec::new()
 }
 
 /// A running attempt: its pid, valid until [`Attempt::try_reap`] returns its status.
@@ -74,7 +94,10 @@ pub enum Ended {
 /// through a shell.
 ///
 /// In the child, before exec: the signal mask is cleared, and on Linux the child is set to
-/// get KILL if retry dies (`PR_SET_PDEATHSIG`, as coreutils `timeout`).
+/// get KILL if retry dies (`PR_SET_PDEATHSIG`, as coreutils `timeout`). A standard descriptor
+/// that was closed when retry started ([`super::closed_at_start`]) is closed in the child too,
+/// and is then never piped, whatever `piped` asks: `retry -- echo hi >&-` fails as `echo hi
+/// >&-` does.
 ///
 /// # Errors
 /// The launch error (not found, permission denied, ...), from exec itself.
@@ -87,15 +110,16 @@ pub fn spawn(
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
-    let mut cmd = supervised(program, env, mode);
+    let closed = [0, 1, 2].map(super::closed_at_start);
+    let mut cmd = supervised(program, env, mode, closed);
     cmd.args(args);
-    if piped.stdin {
+    if piped.stdin && !closed[0] {
         cmd.stdin(Stdio::piped());
     }
-    if piped.stdout {
+    if piped.stdout && !closed[1] {
         cmd.stdout(Stdio::piped());
     }
-    if piped.stderr {
+    if piped.stderr && !closed[2] {
         cmd.stderr(Stdio::piped());
     }
     let mut child = cmd.spawn()?;
@@ -114,12 +138,18 @@ pub fn spawn(
 
 /// Starts a hook: `sh -c script` with extra environment `env`, in a process group of its own,
 /// stdin from /dev/null and stdout onto retry's stderr (a hook must not write into the
-/// pipeline's stdout).
+/// pipeline's stdout); both closed when retry's stderr was closed at start.
 ///
 /// # Errors
 /// When `sh` cannot be started or stderr cannot be duplicated.
 pub fn spawn_hook(script: &str, env: &[(&str, String)]) -> io::Result<Attempt> {
-    let mut cmd = supervised(OsStr::new("sh"), env, GroupMode::Own);
+    let no_stderr = super::closed_at_start(2);
+    let mut cmd = supervised(
+        OsStr::new("sh"),
+        env,
+        GroupMode::Own,
+        [false, no_stderr, no_stderr],
+    );
     cmd.arg("-c")
         .arg(script)
         .stdin(Stdio::null())
@@ -133,8 +163,14 @@ pub fn spawn_hook(script: &str, env: &[(&str, String)]) -> io::Result<Attempt> {
 }
 
 /// A command for `program` under retry's supervision: extra environment, the process group of
-/// `mode`, a clean signal mask and (Linux) death with retry.
-fn supervised(program: &OsStr, env: &[(&str, String)], mode: GroupMode) -> Command {
+/// `mode`, a clean signal mask, (Linux) death with retry, and descriptor `fd` closed where
+/// `close[fd]`.
+fn supervised(
+    program: &OsStr,
+    env: &[(&str, String)],
+    mode: GroupMode,
+    close: [bool; 3],
+) -> Command {
     let mut cmd = Command::new(program);
     for (key, value) in env {
         cmd.env(key, value);
@@ -145,9 +181,15 @@ fn supervised(program: &OsStr, env: &[(&str, String)], mode: GroupMode) -> Comma
     #[cfg(target_os = "linux")]
     let parent = getpid();
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe system
-    // calls (prctl, getppid, sigprocmask); it allocates nothing and takes no locks.
+    // calls (prctl, getppid, sigprocmask, close); it allocates nothing and takes no locks.
     unsafe {
         cmd.pre_exec(move || {
+            for fd in (0..3).filter(|&fd| close[fd as usize]) {
+                // std has already set up the descriptors it was asked for; this one was
+                // inherited and is the runtime's /dev/null (see `stdio.rs`). Closing may fail
+                // only with EBADF: then it is closed already.
+                libc::close(fd);
+            }
             #[cfg(target_os = "linux")]
             {
                 nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
@@ -189,37 +231,61 @@ impl Attempt {
         };
     }
 
-    /// Sends `signal` to every process of the attempt: its group in [`GroupMode::Own`]; in
-    /// [`GroupMode::Shared`], every descendant of retry (Linux) or the child alone (elsewhere).
+    /// The process group mode the attempt was started in.
+    pub fn mode(&self) -> GroupMode {
+        self.mode
+    }
+
+    /// Sends `signal` to every process of the attempt while its own process is not yet reaped:
+    /// its process group in [`GroupMode::Own`] (the child alone in [`GroupMode::Shared`]), then
+    /// every descendant of retry found under `/proc` (Linux), which takes in processes that
+    /// moved to another group or session.
     pub fn signal_tree(&self, signal: Signal) {
-        match self.mode {
-            GroupMode::Own => {
-                let _ = killpg(self.pid, signal);
+        let _ = match self.mode {
+            GroupMode::Own => killpg(self.pid, signal),
+            GroupMode::Shared => kill(self.pid, signal),
+        };
+        for pid in descendants() {
+            if pid != self.pid {
+                let _ = kill(pid, signal);
             }
-            GroupMode::Shared => signal_descendants(self.pid, signal),
         }
     }
 
-    /// After a stopped attempt's child was reaped: KILL whatever is left of its tree, so
-    /// nothing of a stopped attempt keeps running.
-    pub fn kill_leftovers(&self) {
-        match self.mode {
-            GroupMode::Own => {
-                let _ = killpg(self.pid, Signal::SIGKILL);
-            }
-            GroupMode::Shared => {
-                // Processes may fork while we look: look again until nothing is left.
-                for _ in 0..20 {
-                    let left = descendants();
-                    if left.is_empty() {
-                        break;
-                    }
-                    for pid in left {
-                        let _ = kill(pid, Signal::SIGKILL);
-                    }
-                }
+    /// After the attempt's own process was reaped: sends `signal` to whatever is left of its
+    /// tree (Linux: retry's descendants; elsewhere: its process group in [`GroupMode::Own`]).
+    /// Returns whether anything was left to signal.
+    pub fn signal_rest(&self, signal: Signal) -> bool {
+        self.rest(Some(signal))
+    }
+
+    /// After the attempt's own process was reaped: whether anything of its tree is still
+    /// alive (zombies do not count).
+    pub fn rest_alive(&self) -> bool {
+        self.rest(None)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn rest(&self, signal: Option<Signal>) -> bool {
+        // Whatever is left hangs below a child of retry (orphans come to the subreaper): with
+        // no child at all, nothing is left, and the process table need not be read.
+        if !has_children() {
+            return false;
+        }
+        // Its pid may belong to another process by now: only the process table is asked.
+        let rest = descendants();
+        if let Some(signal) = signal {
+            for &pid in &rest {
+                let _ = kill(pid, signal);
             }
         }
+        !rest.is_empty()
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn rest(&self, signal: Option<Signal>) -> bool {
+        // A group's id is not reused while the group has members.
+        self.mode == GroupMode::Own && killpg(self.pid, signal).is_ok()
     }
 
     /// Reaps every child that has ended (orphans adopted as subreaper included) and returns
@@ -227,6 +293,24 @@ impl Attempt {
     pub fn try_reap(&self) -> Option<Ended> {
         reap_all(Some(self.pid))
     }
+}
+
+/// Whether retry has any child, live or ended and not yet reaped (`waitid` with `WNOWAIT`
+/// reaps nothing; it fails with ECHILD when there is none).
+#[cfg(target_os = "linux")]
+fn has_children() -> bool {
+    // SAFETY: waitid with a zeroed siginfo_t to write into; WNOHANG never blocks and WNOWAIT
+    // leaves any child's status to be reaped later.
+    let rc = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    !(rc == -1 && Errno::last() == Errno::ECHILD)
 }
 
 /// Reaps ended children that are not a running attempt (orphans adopted as subreaper).
@@ -254,69 +338,6 @@ fn reap_all(attempt: Option<Pid>) -> Option<Ended> {
             }
         }
     }
-}
-
-/// Signals every live descendant of retry, starting with `first`.
-fn signal_descendants(first: Pid, signal: Signal) {
-    let _ = kill(first, signal);
-    for pid in descendants() {
-        if pid != first {
-            let _ = kill(pid, signal);
-        }
-    }
-}
-
-/// The live (non-zombie) descendants of retry, from `/proc` (Linux); elsewhere empty.
-#[cfg(target_os = "linux")]
-fn descendants() -> Vec<Pid> {
-    let me = getpid().as_raw();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut table: Vec<(i32, i32)> = Vec::new();
-    for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // Fields after the command name, which is in parentheses and may contain anything.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next();
-        let ppid = fields.next().and_then(|p| p.parse::<i32>().ok());
-        if let (Some(state), Some(ppid)) = (state, ppid)
-            && state != "Z"
-            && state != "X"
-        {
-            table.push((pid, ppid));
-        }
-    }
-    let mut found = vec![me];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            table
-                .iter()
-                .filter(|(_, pp)| *pp == parent)
-                .map(|(p, _)| *p),
-        );
-        i += 1;
-    }
-    found.into_iter().skip(1).map(Pid::from_raw).collect()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn descendants() -> Vec<Pid> {
-    Vec::new()
 }
 
 /// Whether retry's stdout is a pipe whose reader is gone (`| head -1` finished): any further

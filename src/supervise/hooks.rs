@@ -1,11 +1,18 @@
 //! Hooks: the `--on-retry` and `--on-give-up` commands, supervised like attempts (signals
-//! passed on, reaped on SIGCHLD), between attempts.
+//! passed on, reaped on SIGCHLD, stopped at the deadline, nothing left running), between
+//! attempts.
 
+use std::time::Instant;
+
+use nix::sys::signal::Signal;
+
+use super::stop::Stopping;
 use super::{Exit, Supervisor};
 use crate::duration::format_secs;
 use crate::process::{self, Ended};
 use crate::report::HookEnd;
 use crate::signals::{Event, PASS_ON_SIGNALS};
+use crate::status::{KILLED, TIMED_OUT};
 
 impl Supervisor<'_> {
     /// The environment a hook gets on top of retry's own: the attempt that just ended, the
@@ -37,9 +44,18 @@ impl Supervisor<'_> {
     }
 
     /// Runs hook `name` (`on_retry`, `on_give_up`): `sh -c script` with `env`, until it ends,
-    /// and reports how. A stop signal meanwhile is passed on to the hook, and once the hook has
-    /// ended retry dies of that signal, as it would during a wait.
-    pub(super) fn run_hook(&self, name: &str, script: &str, env: &[(&str, String)]) -> HookEnd {
+    /// and reports how. At `limit` (the deadline, for `--on-retry`) it is stopped like an
+    /// attempt: TERM to its tree, KILL after `--kill-after`, reported as status 124 (137 after
+    /// KILL). Whatever it leaves running is stopped when it ends, as for a failed attempt. A
+    /// stop signal meanwhile is passed on to the hook, and once the hook has ended retry dies
+    /// of that signal, as it would during a wait.
+    pub(super) fn run_hook(
+        &self,
+        name: &str,
+        script: &str,
+        env: &[(&str, String)],
+        limit: Option<Instant>,
+    ) -> HookEnd {
         let hook = match process::spawn_hook(script, env) {
             Ok(hook) => hook,
             Err(e) => {
@@ -48,29 +64,47 @@ impl Supervisor<'_> {
                 return end;
             }
         };
+        let grace = self.config.kill_after;
+        let mut stop = Stopping::new(limit);
+        let mut stopped = false;
         let mut interrupted = None;
         let ended = loop {
-            match self.events.recv() {
-                Ok(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {
+            match self.next_event(stop.wake()) {
+                Some(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {
                     hook.forward(signal);
                 }
-                Ok(Event::Signal { signal, .. }) => {
+                Some(Event::Signal { signal, .. }) => {
                     interrupted = Some(signal);
                     hook.forward(signal);
                     hook.forward(libc::SIGCONT);
+                    if signal == libc::SIGTERM {
+                        stop.term_sent(grace);
+                    }
                 }
-                Ok(Event::Child) | Err(_) => {
+                Some(Event::Child) => {
                     if let Some(ended) = hook.try_reap() {
                         break ended;
                     }
                 }
+                None => {
+                    if let Some(signal) = stop.escalate(grace) {
+                        stopped |= signal == Signal::SIGTERM;
+                        hook.signal_tree(signal);
+                        hook.signal_tree(Signal::SIGCONT);
+                    }
+                }
             }
         };
+        let killed = stop.killed;
+        if let Some(signal) = self.stop_leftovers(&hook, stop) {
+            interrupted.get_or_insert(signal);
+        }
         if let Some(signal) = interrupted {
-            hook.kill_leftovers();
             self.die_by(signal);
         }
         let end = HookEnd::Status(match ended {
+            _ if stopped && killed => KILLED,
+            _ if stopped => TIMED_OUT,
             Ended::Exited(c) => c,
             Ended::Signaled(n) => 128u8.saturating_add(u8::try_from(n).unwrap_or(127)),
         });

@@ -2,6 +2,7 @@
 //! end with the right status. Knows the validated [`Config`], never the command line.
 
 mod hooks;
+mod stop;
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -14,10 +15,11 @@ use crate::codes::Verdict;
 use crate::config::Config;
 use crate::duration::format_secs;
 use crate::pipeline::{AttemptIo, AttemptReport, RunIo};
-use crate::process::{self, Ended, GroupMode, Outcome, StopReason};
+use crate::process::{self, Attempt, Ended, GroupMode, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
 use crate::signals::{self, Event, PASS_ON_SIGNALS};
 use crate::status::Exit;
+use stop::Stopping;
 
 /// Runs the command under `config` until it succeeds, the retries are used up, the deadline
 /// passes, or a signal stops it; returns how retry must end.
@@ -54,7 +56,6 @@ pub fn run(config: &Config) -> Exit {
     Supervisor {
         config,
         events,
-        mode: GroupMode::detect(),
         reporter,
         deadline: config.deadline.and_then(|d| start.checked_add(d)),
         io,
@@ -65,7 +66,6 @@ pub fn run(config: &Config) -> Exit {
 struct Supervisor<'a> {
     config: &'a Config,
     events: Receiver<Event>,
-    mode: GroupMode,
     reporter: Reporter,
     /// `--deadline` as an instant; `None` when absent or beyond what the clock can hold.
     deadline: Option<Instant>,
@@ -81,6 +81,9 @@ struct AttemptEnd {
     interrupted: Option<i32>,
     /// What its piped I/O came to (empty without pipeline flags).
     io: AttemptReport,
+    /// The attempt's reaped process, for stopping what is left of its tree, and how far
+    /// stopping it had got; `None` when it could not be started.
+    leftovers: Option<(Attempt, Stopping)>,
 }
 
 impl Supervisor<'_> {
@@ -90,7 +93,7 @@ impl Supervisor<'_> {
         let max_attempts = self.config.max_attempts();
         let mut attempt: u64 = 1;
         loop {
-            let end = match self.run_attempt(attempt) {
+            let mut end = match self.run_attempt(attempt) {
                 Ok(end) => end,
                 Err(exit) => return exit,
             };
@@ -101,6 +104,15 @@ impl Supervisor<'_> {
             let succeeded = status == 0 && !output_failed;
             self.reporter
                 .attempt_end(attempt, &end.outcome, end.ran, output_failed);
+            // Nothing of an attempt that did not succeed outlives it: what it left running
+            // (background jobs, processes in other groups or sessions) is stopped before the
+            // next step. A successful attempt keeps what it started (a daemon, say).
+            if let Some((child, stop)) = end.leftovers.take()
+                && (!succeeded || end.interrupted.is_some())
+                && let Some(signal) = self.stop_leftovers(&child, stop)
+            {
+                end.interrupted.get_or_insert(signal);
+            }
             if let Some(exit) = self.release_held(&end, succeeded) {
                 return exit;
             }
@@ -136,7 +148,7 @@ impl Supervisor<'_> {
                 Some("the reader of stdout is gone".to_string())
             } else if max_attempts.is_some_and(|m| attempt >= m) {
                 Some("no retries left".to_string())
-            } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            } else if self.deadline_passed() {
                 Some("the deadline has passed".to_string())
             } else {
                 None
@@ -165,10 +177,14 @@ impl Supervisor<'_> {
             }
             self.reporter
                 .failed(attempt, &end.outcome, end.ran, Some(delay), output_failed);
-            // The hook runs within the delay: the next attempt still starts at `wake`.
+            // The hook runs within the delay: the next attempt still starts at `wake`. Like an
+            // attempt, it is stopped at the deadline.
             if let Some(script) = &self.config.hooks.on_retry {
                 let env = self.hook_env(attempt, exit, Some(delay));
-                let end = self.run_hook("on_retry", script, &env);
+                let end = self.run_hook("on_retry", script, &env, self.deadline);
+                if self.deadline_passed() {
+                    return self.give_up(attempt, "the deadline passed during --on-retry", exit);
+                }
                 if end != HookEnd::Status(0) && self.config.hooks.stop_on_failure {
                     return self.give_up(attempt, "the --on-retry hook failed", exit);
                 }
@@ -176,8 +192,17 @@ impl Supervisor<'_> {
             if let Err(signal) = self.wait(wake) {
                 self.die_by(signal);
             }
+            // No attempt starts at or after the deadline.
+            if self.deadline_passed() {
+                return self.give_up(attempt, "the deadline has passed", exit);
+            }
             attempt += 1;
         }
+    }
+
+    /// Whether the deadline (if any) has come.
+    fn deadline_passed(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Gives up after `attempts` with `exit`: reports why and runs `--on-give-up`.
@@ -185,7 +210,7 @@ impl Supervisor<'_> {
         self.reporter.giving_up(attempts, why, exit.code());
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(attempts, exit, None);
-            self.run_hook("on_give_up", script, &env);
+            self.run_hook("on_give_up", script, &env, None);
         }
         exit
     }
@@ -266,7 +291,9 @@ impl Supervisor<'_> {
         ];
         let started = Instant::now();
         let piped = self.io.as_ref().map(RunIo::piped).unwrap_or_default();
-        let spawned = match process::spawn(&self.config.command, &env, self.mode, piped) {
+        // Decided for each attempt: `retry ... &` then `fg` puts retry in the foreground.
+        let mode = GroupMode::detect();
+        let spawned = match process::spawn(&self.config.command, &env, mode, piped) {
             Ok(spawned) => spawned,
             Err(e) => {
                 return Ok(AttemptEnd {
@@ -274,6 +301,7 @@ impl Supervisor<'_> {
                     ran: started.elapsed(),
                     interrupted: None,
                     io: AttemptReport::default(),
+                    leftovers: None,
                 });
             }
         };
@@ -291,7 +319,7 @@ impl Supervisor<'_> {
                 while child.try_reap().is_none() {
                     let _ = self.events.recv();
                 }
-                child.kill_leftovers();
+                self.stop_leftovers(&child, Stopping::killed());
                 return Err(Exit::Usage);
             }
             Some(Ok(io)) => Some(io),
@@ -309,19 +337,7 @@ impl Supervisor<'_> {
         let mut stopped_by: Option<(StopReason, Duration)> = None;
         let mut interrupted = None;
         let ended = loop {
-            let event = match stop.wake() {
-                Some(t) => {
-                    match self
-                        .events
-                        .recv_timeout(t.saturating_duration_since(Instant::now()))
-                    {
-                        Ok(e) => Some(e),
-                        Err(RecvTimeoutError::Timeout) => None,
-                        Err(RecvTimeoutError::Disconnected) => Some(Event::Child),
-                    }
-                }
-                None => Some(self.events.recv().unwrap_or(Event::Child)),
-            };
+            let event = self.next_event(stop.wake());
             match event {
                 Some(Event::Child) => {
                     if let Some(ended) = child.try_reap() {
@@ -338,7 +354,7 @@ impl Supervisor<'_> {
                     interrupted = Some(signal);
                     // A terminal's Ctrl-C or hangup already reached an attempt that shares
                     // retry's group: passing it on would deliver it twice.
-                    if !(from_kernel && self.mode == GroupMode::Shared) {
+                    if !(from_kernel && child.mode() == GroupMode::Shared) {
                         child.forward(signal);
                         child.forward(libc::SIGCONT);
                     }
@@ -358,9 +374,6 @@ impl Supervisor<'_> {
             }
         };
         let ran = started.elapsed();
-        if stopped_by.is_some() || interrupted.is_some() {
-            child.kill_leftovers();
-        }
         let outcome = match (stopped_by, ended) {
             (Some((reason, after)), _) => Outcome::Stopped {
                 reason,
@@ -375,6 +388,7 @@ impl Supervisor<'_> {
             ran,
             interrupted: interrupted.or_else(|| self.queued_stop_signal()),
             io: attempt_io.map(AttemptIo::finish).unwrap_or_default(),
+            leftovers: Some((child, stop)),
         })
     }
 
@@ -392,57 +406,15 @@ impl Supervisor<'_> {
     }
 }
 
-/// The TERM-then-KILL escalation of one attempt.
-struct Stopping {
-    /// When to act next: the limit (send TERM) or the end of the grace (send KILL).
-    next: Option<Instant>,
-    term_sent: bool,
-    killed: bool,
-}
-
-impl Stopping {
-    fn new(limit: Option<Instant>) -> Stopping {
-        Stopping {
-            next: limit,
-            term_sent: false,
-            killed: false,
-        }
-    }
-
-    fn wake(&self) -> Option<Instant> {
-        self.next
-    }
-
-    /// TERM reached the attempt some other way (forwarded): KILL after `grace`.
-    fn term_sent(&mut self, grace: Duration) {
-        if !self.term_sent {
-            self.term_sent = true;
-            self.next = Instant::now().checked_add(grace);
-        }
-    }
-
-    /// The wake time came: the signal to send to the attempt's tree now.
-    fn escalate(&mut self, grace: Duration) -> Option<Signal> {
-        if !self.term_sent {
-            self.term_sent(grace);
-            Some(Signal::SIGTERM)
-        } else if !self.killed {
-            self.killed = true;
-            self.next = None;
-            Some(Signal::SIGKILL)
-        } else {
-            self.next = None;
-            None
-        }
-    }
-}
-
 /// How retry ends after this outcome: the same status, or the same signal; 1 for an exit
-/// status 0 that failed by `--retry-if-output` (a script must see the failure).
+/// status 0 that failed by `--retry-if-output` (a script must see the failure). After KILL at
+/// a timeout or the deadline retry dies of KILL, as coreutils `timeout` does (its parent sees
+/// a death by signal 9; a shell's `$?` is 137 either way).
 fn exit_for(outcome: &Outcome, output_failed: bool) -> Exit {
     match outcome {
         _ if output_failed => Exit::Code(1),
         Outcome::Signaled(n) => Exit::Signal(*n),
+        Outcome::Stopped { killed: true, .. } => Exit::Signal(libc::SIGKILL),
         other => Exit::Code(other.status()),
     }
 }

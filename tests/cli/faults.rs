@@ -255,7 +255,7 @@ fn fifty_timeouts_of_a_shell_with_background_children_leave_nothing() {
 fn a_tree_that_ignores_term_gets_kill_after_kill_after_and_137() {
     let tag = token(2);
     let started = Instant::now();
-    retry()
+    let out = retry()
         .args(["-n", "0", "-t", "200ms", "--kill-after", "300ms", "--"])
         .args(["sh", "-c"])
         .arg(format!(
@@ -263,8 +263,10 @@ fn a_tree_that_ignores_term_gets_kill_after_kill_after_and_137() {
              while :; do sleep 0.05; done"
         ))
         .assert()
-        .code(137)
+        .failure()
         .stderr(predicate::str::contains("KILL"));
+    // KILL was needed: retry dies of KILL, as coreutils `timeout` (a shell's 137).
+    assert_eq!(out.get_output().status.signal(), Some(libc::SIGKILL));
     // TERM at 200 ms, KILL 300 ms later.
     assert!(started.elapsed() >= Duration::from_millis(500));
     wait_none_running(&tag);
@@ -283,14 +285,15 @@ fn a_child_that_stopped_itself_is_still_ended_by_its_timeout() {
         .code(124);
     wait_none_running(&tag);
     // Stopped again and again, ignoring TERM: KILL after --kill-after.
-    retry()
+    let out = retry()
         .args(["-n", "0", "-t", "200ms", "--kill-after", "200ms", "--"])
         .args(["sh", "-c"])
         .arg(format!(
             "trap '' TERM; : {tag}; while :; do kill -STOP $$; done"
         ))
         .assert()
-        .code(137);
+        .failure();
+    assert_eq!(out.get_output().status.signal(), Some(libc::SIGKILL));
     wait_none_running(&tag);
 }
 
@@ -329,9 +332,9 @@ fn kill_listed(path: &Path, tag: &str) {
 
 #[test]
 fn a_grandchild_holding_stdout_does_not_hang_stdout_on_success() {
-    // The grandchild leaves the attempt's process group (setsid), so neither the end of the
-    // attempt nor a group signal reaches it, and it keeps the held stdout pipe open; one of
-    // them keeps writing to it.
+    // The grandchild leaves the attempt's process group (setsid), so no group signal reaches
+    // it, and it keeps the held stdout pipe open; one of them keeps writing to it. (retry
+    // stops it once a failed attempt has ended; a successful attempt's is left running.)
     for (name, n, holder) in [
         ("quiet", 41, "sleep 100.TAG"),
         ("busy", 42, "sh -c 'while :; do echo spam; done; : TAG'"),

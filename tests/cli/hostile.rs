@@ -515,8 +515,9 @@ fn no_nul(text: impl AsRef<std::ffi::OsStr>) -> OsString {
     OsString::from_vec(bytes.iter().map(|&b| if b == 0 { 1 } else { b }).collect())
 }
 
-/// The verdict common to every case: no hang, no panic, no death by signal, a known status,
-/// and for 125 exactly one line `retry: ...` on stderr and nothing on stdout.
+/// The verdict common to every case: no hang, no panic, no death by signal (but KILL: after KILL
+/// at a timeout retry dies of KILL, as coreutils `timeout`; a shell's 137), a known status, and
+/// for 125 exactly one line `retry: ...` on stderr and nothing on stdout.
 fn judge(out: &Output, took: Duration, may_miss: bool) -> Result<u8, TestCaseError> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     prop_assert!(
@@ -527,7 +528,11 @@ fn judge(out: &Output, took: Duration, may_miss: bool) -> Result<u8, TestCaseErr
         !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
         "panic: {stderr:?}"
     );
-    let Some(code) = out.status.code() else {
+    let Some(code) = out
+        .status
+        .code()
+        .or_else(|| (out.status.signal() == Some(libc::SIGKILL)).then_some(137))
+    else {
         return Err(TestCaseError::fail(format!(
             "died of signal {:?}; stderr {stderr:?}",
             out.status.signal()

@@ -7,6 +7,8 @@ mod dry_run;
 mod ecosystem;
 mod events;
 mod faults;
+mod faults_edges;
+mod faults_proc;
 mod fidelity;
 mod generated;
 mod hooks;

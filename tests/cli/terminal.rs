@@ -36,7 +36,7 @@ fn on_new_pty(mut cmd: Command) -> (Child, File) {
 }
 
 /// Starts retry as the session leader of a new pty, so it is the terminal's foreground group.
-fn in_terminal(args: &[String]) -> (Child, File) {
+pub(crate) fn in_terminal(args: &[String]) -> (Child, File) {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
     cmd.args(args);
     crate::helpers::clear_outside_env(&mut cmd);
@@ -51,12 +51,12 @@ fn args(flags: &[&str], script: String) -> Vec<String> {
         .collect()
 }
 
-fn state(pid: i32) -> Option<char> {
+pub(crate) fn state(pid: i32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
-fn wait_state(pid: i32, want: char) {
+pub(crate) fn wait_state(pid: i32, want: char) {
     let start = Instant::now();
     while state(pid) != Some(want) {
         assert!(
@@ -112,7 +112,7 @@ fn a_kill_sent_to_retry_alone_is_forwarded_once() {
 
 /// Starts an interactive bash (job control on) as the session leader of a new pty; returns it
 /// and the pty's master side, into which commands are typed.
-fn interactive_shell() -> (Child, File) {
+pub(crate) fn interactive_shell() -> (Child, File) {
     let mut cmd = Command::new("bash");
     cmd.args(["--norc", "--noprofile", "-i"]).env("PS1", "$ ");
     crate::helpers::clear_outside_env(&mut cmd);

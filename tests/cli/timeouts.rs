@@ -1,5 +1,6 @@
 //! `--timeout`, `--kill-after` and `--deadline`: statuses 124 and 137, whole trees stopped.
 
+use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
@@ -53,7 +54,7 @@ fn a_child_that_ignores_term_gets_kill_and_137() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("pids");
     let started = Instant::now();
-    retry()
+    let out = retry()
         .args(["-t", "200ms", "--kill-after", "300ms", "-n", "0", "--"])
         .args(["sh", "-c"])
         .arg(format!(
@@ -61,8 +62,10 @@ fn a_child_that_ignores_term_gets_kill_and_137() {
             log.display()
         ))
         .assert()
-        .code(137)
-        .stderr(predicate::str::contains("KILL"));
+        .failure()
+        .stderr(predicate::str::contains("KILL needed (status 137)"));
+    // KILL was needed: retry dies of KILL, as coreutils `timeout` does (a shell's 137).
+    assert_eq!(out.get_output().status.signal(), Some(libc::SIGKILL));
     assert!(started.elapsed() >= Duration::from_millis(500));
     wait_gone(&pids(&log));
 }

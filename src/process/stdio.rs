@@ -1,0 +1,60 @@
+//! Which of stdin, stdout and stderr were closed when retry was started (`retry ... >&-`), so
+//! that they are closed for the attempt too, as under coreutils `timeout`.
+//!
+//! Rust's runtime reopens a closed descriptor 0, 1 or 2 on `/dev/null` before `main` runs
+//! (`sanitize_standard_fds` in std's Unix start-up code, rust-lang/rust
+//! `library/std/src/sys/pal/unix/mod.rs`), and a `/dev/null` opened there cannot be told from one
+//! the caller gave. So the descriptors are looked at earlier, from a constructor in
+//! `.init_array`, which the dynamic loader runs before the runtime's own start-up (std itself
+//! reads `argv` the same way on glibc). Linux only; elsewhere nothing counts as closed.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Bit `fd` is set when descriptor `fd` (0, 1 or 2) was closed at start.
+static CLOSED: AtomicU8 = AtomicU8::new(0);
+
+/// Runs before `main` (and before std's start-up code): notes which of 0, 1, 2 are closed.
+#[cfg(target_os = "linux")]
+extern "C" fn note_closed_std_fds(
+    _argc: libc::c_int,
+    _argv: *const *const libc::c_char,
+    _envp: *const *const libc::c_char,
+) {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only reads the descriptor's flags; it fails with EBADF when `fd` is
+        // not open, and has no other effect.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            CLOSED.fetch_or(1 << fd, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The constructor's entry in `.init_array`; it lives in this module beside [`closed_at_start`],
+/// which the supervisor calls, so the linker keeps it (std's `ARGV_INIT_ARRAY` does the same).
+#[cfg(target_os = "linux")]
+#[used]
+// SAFETY: `.init_array` holds pointers to functions the loader calls before `main` with
+// (argc, argv, envp); the function above has that signature and touches only an atomic.
+#[unsafe(link_section = ".init_array")]
+static NOTE_CLOSED_STD_FDS: extern "C" fn(
+    libc::c_int,
+    *const *const libc::c_char,
+    *const *const libc::c_char,
+) = note_closed_std_fds;
+
+/// Whether descriptor `fd` (0 stdin, 1 stdout, 2 stderr) was closed when retry was started.
+/// Always `false` for other descriptors and on systems other than Linux.
+pub fn closed_at_start(fd: i32) -> bool {
+    (0..3).contains(&fd) && CLOSED.load(Ordering::Relaxed) & (1 << fd) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_three_standard_descriptors_can_count_as_closed() {
+        assert!(!closed_at_start(3));
+        assert!(!closed_at_start(-1));
+    }
+}
