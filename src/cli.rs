@@ -223,7 +223,8 @@ pub struct ConditionArgs {
     /// A line matching REGEX whose first capture group is a number of seconds (decimal), as in
     /// an HTTP "Retry-After: 30" header from `curl -sS -D - ...`, makes the next delay at least
     /// that long, even past --cap (the server knows best). If it would pass --deadline, retry
-    /// gives up at once. May be repeated.
+    /// gives up at once. Match headers with (?i): HTTP/2 sends their names in lower case. A
+    /// capture that is not a number of seconds is reported and ignored. May be repeated.
     #[arg(long, value_name = "REGEX", value_parser = parse_capturing_regex)]
     pub delay_from_output: Vec<Regex>,
 }

@@ -28,7 +28,10 @@ pub const DRY_RUN_UNLIMITED_ROWS: u64 = 20;
 pub struct Reporter {
     verbosity: Verbosity,
     format: LogFormat,
+    /// The program's name, escaped for text lines.
     program: String,
+    /// The program's name as it is (JSON escapes it itself).
+    program_raw: String,
     command_line: String,
     max_attempts: Option<u64>,
     start: Instant,
@@ -53,9 +56,9 @@ impl Reporter {
         max_attempts: Option<u64>,
         start: Instant,
     ) -> Reporter {
-        let program = command
+        let program_raw = command
             .first()
-            .map(|p| escape(&p.to_string_lossy()))
+            .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
         let command_line = command
             .iter()
@@ -65,7 +68,8 @@ impl Reporter {
         Reporter {
             verbosity,
             format,
-            program,
+            program: escape(&program_raw),
+            program_raw,
             command_line,
             max_attempts,
             start,
@@ -134,7 +138,7 @@ impl Reporter {
         self.emit(
             "start",
             json!({
-                "program": self.program,
+                "program": self.program_raw,
                 "max_attempts": self.max_attempts,
                 "max_retries": max_retries,
                 "jitter": policy.jitter().name(),

@@ -36,6 +36,23 @@ struct State {
     failed: Option<String>,
 }
 
+/// The error inside [`Spool::append`]'s error when the spool's `max_len` is reached.
+#[derive(Debug)]
+pub struct LimitReached;
+
+impl std::fmt::Display for LimitReached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("more bytes than the spool may hold")
+    }
+}
+
+impl std::error::Error for LimitReached {}
+
+/// Whether `e` says the spool's `max_len` was reached (not a file that was too large).
+pub fn is_limit(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<LimitReached>())
+}
+
 /// What a follower may do next (see [`Spool::wait_beyond`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ahead {
@@ -80,8 +97,8 @@ impl Spool {
     ///
     /// # Errors
     /// When the temporary file cannot be created or written (the message names TMPDIR), and
-    /// with kind [`io::ErrorKind::FileTooLarge`] when `data` would pass the spool's `max_len`
-    /// (the bytes up to it are stored).
+    /// with a [`LimitReached`] inside (see [`is_limit`]) when `data` would pass the spool's
+    /// `max_len` (the bytes up to it are stored).
     pub fn append(&self, data: &[u8]) -> io::Result<()> {
         let room = self
             .max_len
@@ -89,10 +106,7 @@ impl Spool {
         let fits = usize::try_from(room).unwrap_or(usize::MAX).min(data.len());
         self.store(&data[..fits])?;
         if fits < data.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::FileTooLarge,
-                "more bytes than the spool's limit",
-            ));
+            return Err(io::Error::other(LimitReached));
         }
         Ok(())
     }
@@ -356,7 +370,8 @@ mod tests {
         let spool = Spool::with_limits(4, Some(10));
         spool.append(b"abcdef").unwrap();
         let e = spool.append(b"ghijkl").unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        assert!(is_limit(&e), "{e}");
+        assert!(!is_limit(&io::Error::from_raw_os_error(libc::EFBIG)));
         assert_eq!(spool.len(), 10);
         let mut buf = [0u8; 10];
         assert_eq!(spool.read_at(6, &mut buf).unwrap(), 4);

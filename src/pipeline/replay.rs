@@ -18,7 +18,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::cancel::Cancel;
 use crate::size::format_size;
-use crate::spool::{Ahead, MEMORY_LIMIT, Spool};
+use crate::spool::{Ahead, MEMORY_LIMIT, Spool, is_limit};
 
 /// Chunk size for reading stdin and feeding attempts.
 const CHUNK: usize = 1 << 20;
@@ -59,7 +59,7 @@ fn record(mut stdin: File, spool: &Spool) -> Result<(), String> {
             Err(e) => return Err(format!("cannot read stdin for --replay-stdin: {e}")),
         };
         if let Err(e) = spool.append(&buf[..n]) {
-            return Err(if e.kind() == io::ErrorKind::FileTooLarge {
+            return Err(if is_limit(&e) {
                 format!(
                     "stdin is longer than --max-replay ({}), so it cannot be replayed",
                     format_size(spool.len())

@@ -8,6 +8,7 @@ mod dry_run;
 mod ecosystem;
 mod events;
 mod faults;
+mod faults_io;
 mod fidelity;
 mod generated;
 mod hooks;
