@@ -43,6 +43,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--retry-if-output', '--retry-if-output', [CompletionResultType]::ParameterName, 'An attempt with a matching output line counts as failed, even with status 0')
             [CompletionResult]::new('--stop-if-output', '--stop-if-output', [CompletionResultType]::ParameterName, 'An attempt with a matching output line is not retried, whatever its status')
             [CompletionResult]::new('--delay-from-output', '--delay-from-output', [CompletionResultType]::ParameterName, 'Take the next delay from a server hint in a failed attempt''s output')
+            [CompletionResult]::new('--max-replay', '--max-replay', [CompletionResultType]::ParameterName, 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Format of retry''s own progress: text or json [default: text]')
             [CompletionResult]::new('--on-retry', '--on-retry', [CompletionResultType]::ParameterName, 'Run CMD with `sh -c` before each retry')
             [CompletionResult]::new('--on-retry-fail', '--on-retry-fail', [CompletionResultType]::ParameterName, 'What a failing --on-retry hook does: continue or stop [default: continue]')

@@ -40,6 +40,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --retry-if-output 'An attempt with a matching output line counts as failed, even with status 0'
             cand --stop-if-output 'An attempt with a matching output line is not retried, whatever its status'
             cand --delay-from-output 'Take the next delay from a server hint in a failed attempt''s output'
+            cand --max-replay 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]'
             cand --log-format 'Format of retry''s own progress: text or json [default: text]'
             cand --on-retry 'Run CMD with `sh -c` before each retry'
             cand --on-retry-fail 'What a failing --on-retry hook does: continue or stop [default: continue]'

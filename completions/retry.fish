@@ -22,6 +22,7 @@ complete -c retry -l stop-on -d 'These statuses are never retried [default: 126,
 complete -c retry -l retry-if-output -d 'An attempt with a matching output line counts as failed, even with status 0' -r
 complete -c retry -l stop-if-output -d 'An attempt with a matching output line is not retried, whatever its status' -r
 complete -c retry -l delay-from-output -d 'Take the next delay from a server hint in a failed attempt\'s output' -r
+complete -c retry -l max-replay -d 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]' -r
 complete -c retry -l log-format -d 'Format of retry\'s own progress: text or json [default: text]' -r -f -a "text\t'Lines for people: `retry: attempt 1 of 6: ...`'
 json\t'One JSON object per event and line, for machines'"
 complete -c retry -l on-retry -d 'Run CMD with `sh -c` before each retry' -r

@@ -239,7 +239,8 @@ pub struct ConditionArgs {
     /// A line matching REGEX whose first capture group is a number of seconds (decimal), as in
     /// an HTTP "Retry-After: 30" header from `curl -sS -D - ...`, makes the next delay at least
     /// that long, even past --cap (the server knows best). If it would pass --deadline, retry
-    /// gives up at once. May be repeated.
+    /// gives up at once. Match headers with (?i): HTTP/2 sends their names in lower case. A
+    /// capture that is not a number of seconds is reported and ignored. May be repeated.
     #[arg(long, value_name = "REGEX", value_parser = parse_capturing_regex)]
     pub delay_from_output: Vec<Regex>,
 }
@@ -252,9 +253,24 @@ pub struct OutputArgs {
     ///
     /// Attempt 1 streams stdin as it arrives; later attempts get the full recorded copy.
     /// Memory stays bounded: past 8 MiB the copy spills to an unlinked temporary file (mode
-    /// 0600 in TMPDIR), gone however retry ends.
+    /// 0600 in TMPDIR), gone however retry ends; --max-replay bounds the file. If stdin cannot
+    /// be read or recorded (TMPDIR missing or full), no attempt is given part of it as if it
+    /// were all: retry stops, says why and exits 125 (or with the status of an attempt that
+    /// failed before it read that far).
     #[arg(long)]
     pub replay_stdin: bool,
+
+    /// Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]
+    ///
+    /// Bounds the disk a reader that never ends (`yes | retry --replay-stdin ...`) can fill.
+    /// SIZE is bytes with an optional unit, case-insensitive, the B optional: K, M, G, T are
+    /// powers of 1000, Ki, Mi, Gi, Ti powers of 1024 (10000, 512MiB, 1.5G). When stdin goes on
+    /// past it, recording stops: an attempt still reading sees its stdin end there, no later
+    /// attempt starts, and retry exits 125 (or with the status of an attempt that failed
+    /// before it read that far).
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_MAX_REPLAY",
+          value_name = "SIZE|unlimited", value_parser = ByteLimit::from_str)]
+    pub max_replay: Option<ByteLimit>,
 
     /// Hold each attempt's stdout; print it only if that attempt succeeds
     ///
@@ -340,6 +356,21 @@ impl FromStr for RetryLimit {
         s.parse::<u64>()
             .map(|n| RetryLimit(Some(n)))
             .map_err(|_| "expected a number of retries (0 or more) or 'unlimited'".into())
+    }
+}
+
+/// `--max-replay`: a size in bytes or `unlimited` (`None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteLimit(pub Option<u64>);
+
+impl FromStr for ByteLimit {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim().eq_ignore_ascii_case("unlimited") {
+            return Ok(ByteLimit(None));
+        }
+        crate::size::parse_size(s).map(|n| ByteLimit(Some(n)))
     }
 }
 
@@ -675,6 +706,30 @@ fn reason(e: &clap::Error) -> String {
         return format!("expected one of {}", valid.join(", "));
     }
     one_line(&e.render().to_string())
+}
+
+/// The `--log-format` that `args` ask for, read even when they do not parse (clap's
+/// `ignore_errors`), so that a usage error can be a JSON event too; text when it cannot be told.
+pub fn log_format_of(args: &[OsString]) -> LogFormat {
+    // Every other value is taken as it is, so a bad one does not end clap's reading early.
+    with_env(Cli::command(), |_| false)
+        .mut_args(|arg| {
+            if arg.get_id() != "log_format" && arg.get_action().takes_values() {
+                arg.value_parser(clap::builder::ValueParser::os_string())
+            } else {
+                arg
+            }
+        })
+        .ignore_errors(true)
+        .try_get_matches_from(args)
+        .ok()
+        .and_then(|m| {
+            m.try_get_one::<LogFormat>("log_format")
+                .ok()
+                .flatten()
+                .copied()
+        })
+        .unwrap_or(LogFormat::Text)
 }
 
 /// clap's multi-line error as one line: the message, without the usage and help hints.

@@ -62,6 +62,8 @@ pub struct Hooks {
 pub struct Pipeline {
     /// Record stdin once and give every attempt the same bytes.
     pub replay_stdin: bool,
+    /// `--max-replay`: the most bytes of stdin recorded, `None` for unlimited.
+    pub max_replay: Option<u64>,
     /// Hold each attempt's stdout until it succeeds.
     pub stdout_on_success: bool,
     /// A matching output line makes the attempt a failure.
@@ -129,6 +131,9 @@ pub const DEFAULT_CAP: Duration = Duration::from_secs(64);
 pub const DEFAULT_JITTER: Jitter = Jitter::Full;
 /// Retries after the first attempt when nothing sets `--max-retries` (6 attempts in all).
 pub const DEFAULT_MAX_RETRIES: u64 = 5;
+/// The most bytes of stdin `--replay-stdin` records when nothing sets `--max-replay`: 4 GiB,
+/// room for any request body or script a command is retried with, yet far from filling a disk.
+pub const DEFAULT_MAX_REPLAY: u64 = 4 << 30;
 /// The grace between TERM and KILL when nothing sets `--kill-after`.
 pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(10);
 
@@ -323,6 +328,9 @@ impl Config {
             },
             pipeline: Pipeline {
                 replay_stdin: output.replay_stdin,
+                max_replay: output
+                    .max_replay
+                    .map_or(Some(DEFAULT_MAX_REPLAY), |limit| limit.0),
                 stdout_on_success: output.stdout_on_success,
                 retry_if_output: conditions.retry_if_output,
                 stop_if_output: conditions.stop_if_output,

@@ -2,8 +2,10 @@
 //! and the `--dry-run` schedule table.
 //!
 //! Progress names the program, never its arguments (they often hold tokens) unless
-//! `--verbose`. `--quiet` silences progress, never errors. Writes to a closed stream are
-//! ignored rather than panicking.
+//! `--verbose`; both are escaped ([`escape`]), so a newline in a name cannot forge a line.
+//! `--quiet` silences progress, never errors. Writes to a closed stream are ignored rather than
+//! panicking. In JSON, durations are seconds rounded to the microsecond (elapsed times and
+//! attempt durations to the millisecond) and the seed is a string, as it may pass 2^53.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -27,7 +29,10 @@ pub const DRY_RUN_UNLIMITED_ROWS: u64 = 20;
 pub struct Reporter {
     verbosity: Verbosity,
     format: LogFormat,
+    /// The program's name, escaped for text lines.
     program: String,
+    /// The program's name as it is (JSON escapes it itself).
+    program_raw: String,
     command_line: String,
     max_attempts: Option<u64>,
     start: Instant,
@@ -52,7 +57,7 @@ impl Reporter {
         max_attempts: Option<u64>,
         start: Instant,
     ) -> Reporter {
-        let program = command
+        let program_raw = command
             .first()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -64,7 +69,8 @@ impl Reporter {
         Reporter {
             verbosity,
             format,
-            program,
+            program: escape(&program_raw),
+            program_raw,
             command_line,
             max_attempts,
             start,
@@ -92,18 +98,11 @@ impl Reporter {
 
     /// A JSON event (only in JSON mode; `--quiet` silences all but errors): `fields` plus the
     /// event's name and the elapsed seconds.
-    fn emit(&self, event: &str, mut fields: Value) {
+    fn emit(&self, event: &str, fields: Value) {
         if !self.json() || (self.quiet() && event != "error") {
             return;
         }
-        let elapsed = (self.start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-        let mut line = serde_json::Map::new();
-        line.insert("event".into(), event.into());
-        line.insert("elapsed".into(), elapsed.into());
-        if let Value::Object(map) = fields.take() {
-            line.extend(map);
-        }
-        let _ = writeln!(io::stderr().lock(), "{}", Value::Object(line));
+        emit_json(event, self.start.elapsed(), fields);
     }
 
     fn attempt_label(&self, attempt: u64) -> String {
@@ -113,27 +112,43 @@ impl Reporter {
         }
     }
 
-    /// The run starts: the policy and seed (a text line only with `--verbose`).
-    pub fn start(&self, policy: &Policy, seed: u64) {
+    /// The run starts: the policy in effect, the limits (`deadline`, `timeout`: `None` when
+    /// not set) and the seed (a text line only with `--verbose`).
+    pub fn start(
+        &self,
+        policy: &Policy,
+        deadline: Option<Duration>,
+        timeout: Option<Duration>,
+        seed: u64,
+    ) {
+        let max_retries = self.max_attempts.map(|m| m.saturating_sub(1));
         if self.verbose() {
+            let or_none = |d: Option<Duration>| d.map_or("none".to_string(), format_secs);
             self.say(format_args!(
-                "jitter {}, base {}, multiplier {}, cap {}, seed {seed}",
+                "jitter {}, base {}, multiplier {}, cap {}, retries {}, deadline {}, \
+                 timeout {}, seed {seed}",
                 JitterArg::from(policy.jitter()),
                 format_secs(policy.base()),
                 policy.multiplier(),
                 format_secs(policy.cap()),
+                max_retries.map_or("unlimited".to_string(), |n| n.to_string()),
+                or_none(deadline),
+                or_none(timeout),
             ));
         }
         self.emit(
             "start",
             json!({
-                "program": self.program,
+                "program": self.program_raw,
                 "max_attempts": self.max_attempts,
+                "max_retries": max_retries,
                 "jitter": JitterArg::from(policy.jitter()).to_string(),
-                "base": policy.base().as_secs_f64(),
+                "base": micros(policy.base()),
                 "multiplier": policy.multiplier(),
-                "cap": policy.cap().as_secs_f64(),
-                "seed": seed,
+                "cap": micros(policy.cap()),
+                "deadline": deadline.map(micros),
+                "timeout": timeout.map(micros),
+                "seed": seed.to_string(),
             }),
         );
     }
@@ -210,7 +225,7 @@ impl Reporter {
                 ));
                 self.emit(
                     "wait",
-                    json!({ "attempt": attempt, "delay": delay.as_secs_f64() }),
+                    json!({ "attempt": attempt, "delay": micros(delay) }),
                 );
             }
             None => self.say(format_args!("{}: {how}{took}", self.attempt_label(attempt))),
@@ -227,8 +242,17 @@ impl Reporter {
         );
     }
 
-    /// Success after `attempts` (a JSON event; text says nothing).
-    pub fn success(&self, attempts: u64) {
+    /// Success after `attempts`, the last of which ran for `ran` (a JSON event; a text line
+    /// only with `--verbose`).
+    pub fn success(&self, attempts: u64, ran: Duration) {
+        if self.verbose() {
+            self.say(format_args!(
+                "{}: {} succeeded after {}",
+                self.attempt_label(attempts),
+                self.program,
+                format_secs(ran)
+            ));
+        }
         self.emit("success", json!({ "attempts": attempts, "status": 0 }));
     }
 
@@ -271,11 +295,7 @@ impl Reporter {
 
     /// An error: printed even with `--quiet` (as a JSON `error` event in JSON mode).
     pub fn error(&self, message: &str) {
-        if self.json() {
-            self.emit("error", json!({ "message": message }));
-        } else {
-            let _ = writeln!(io::stderr().lock(), "retry: {message}");
-        }
+        error(self.format, self.start, message);
     }
 
     /// The program could not be launched: an error naming it.
@@ -315,7 +335,79 @@ fn describe(program: &str, outcome: &Outcome) -> String {
     }
 }
 
-/// Quotes an argument for display when it holds characters a shell would treat specially.
+/// Prints an error on stderr, on one line, in `format`: `retry: MESSAGE`, or a JSON `error`
+/// event with the seconds elapsed since `start`. For errors before a [`Reporter`] exists.
+pub fn error(format: LogFormat, start: Instant, message: &str) {
+    match format {
+        LogFormat::Json => emit_json("error", start.elapsed(), json!({ "message": message })),
+        LogFormat::Text => {
+            let _ = writeln!(io::stderr().lock(), "retry: {}", one_line(message));
+        }
+    }
+}
+
+/// Writes one JSON event line on stderr: the event's name, `elapsed` (seconds, rounded to the
+/// millisecond), then `fields`.
+fn emit_json(event: &str, elapsed: Duration, mut fields: Value) {
+    let mut line = serde_json::Map::new();
+    line.insert("event".into(), event.into());
+    line.insert(
+        "elapsed".into(),
+        ((elapsed.as_secs_f64() * 1000.0).round() / 1000.0).into(),
+    );
+    if let Value::Object(map) = fields.take() {
+        line.extend(map);
+    }
+    let _ = writeln!(io::stderr().lock(), "{}", Value::Object(line));
+}
+
+/// A duration for JSON: seconds rounded to the microsecond.
+fn micros(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e6
+}
+
+/// `message` with every line break replaced by a space: one line whatever it quotes.
+fn one_line(message: &str) -> std::borrow::Cow<'_, str> {
+    if message.contains(['\n', '\r']) {
+        message.replace(['\n', '\r'], " ").into()
+    } else {
+        message.into()
+    }
+}
+
+/// Whether `c` must not appear raw in a message: control characters (a newline would start a
+/// forged `retry:` line, an escape sequence would drive the terminal), the line and paragraph
+/// separators, and the bidirectional controls that reorder what a terminal shows (Unicode
+/// Technical Standard #39 and CVE-2021-42574, "Trojan Source").
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202a}'
+                ..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` with the characters of [`hidden`] escaped as Rust and C do (`\n`, `\t`,
+/// `\u{1b}`), everything else as it is. For names and paths printed inside a message.
+pub fn escape(text: &str) -> String {
+    if !text.chars().any(hidden) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if hidden(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Quotes an argument for display when it holds characters a shell would treat specially:
+/// `'...'`, or, when it holds characters of [`hidden`], `$'...'` with those escaped (the ANSI-C
+/// quoting of bash, zsh and ksh), so the line can still be pasted into a shell.
 fn quote(arg: &str) -> String {
     let plain = !arg.is_empty()
         && arg
@@ -323,6 +415,21 @@ fn quote(arg: &str) -> String {
             .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b));
     if plain {
         arg.to_string()
+    } else if arg.chars().any(hidden) {
+        let body: String = arg
+            .chars()
+            .map(|c| match c {
+                '\'' => "\\'".to_string(),
+                '\\' => "\\\\".to_string(),
+                '\n' => "\\n".to_string(),
+                '\t' => "\\t".to_string(),
+                '\r' => "\\r".to_string(),
+                c if hidden(c) && (c as u32) < 0x100 => format!("\\x{:02x}", c as u32),
+                c if hidden(c) => format!("\\u{:04x}", c as u32),
+                c => c.to_string(),
+            })
+            .collect();
+        format!("$'{body}'")
     } else {
         format!("'{}'", arg.replace('\'', r"'\''"))
     }
@@ -379,5 +486,21 @@ mod tests {
         assert_eq!(quote("-fsS"), "-fsS");
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote(""), "''");
+        assert_eq!(quote("a\nb'c"), r"$'a\nb\'c'");
+        assert_eq!(quote("\u{1b}[2J\u{202e}"), r"$'\x1b[2J\u202e'");
+    }
+
+    #[test]
+    fn escapes_what_could_forge_a_line_or_hide_text() {
+        assert_eq!(escape("curl"), "curl");
+        assert_eq!(escape("a\nretry: fake"), r"a\nretry: fake");
+        assert_eq!(escape("x\u{1b}[31m\t\u{2028}"), r"x\u{1b}[31m\t\u{2028}");
+        assert_eq!(escape("é ü"), "é ü");
+    }
+
+    #[test]
+    fn rounds_delays_to_microseconds() {
+        assert_eq!(micros(Duration::from_nanos(412_345_678)), 0.412346);
+        assert_eq!(micros(Duration::from_millis(10)), 0.01);
     }
 }

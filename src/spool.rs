@@ -20,6 +20,8 @@ pub struct Spool {
     state: Mutex<State>,
     grew: Condvar,
     memory_limit: usize,
+    /// The most bytes stored in all; `None`: no limit.
+    max_len: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -30,6 +32,25 @@ struct State {
     len: u64,
     /// The writer is done: no byte will follow `len`.
     finished: bool,
+    /// The writer could not store everything it had: why. Implies `finished`.
+    failed: Option<String>,
+}
+
+/// The error inside [`Spool::append`]'s error when the spool's `max_len` is reached.
+#[derive(Debug)]
+pub struct LimitReached;
+
+impl std::fmt::Display for LimitReached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("more bytes than the spool may hold")
+    }
+}
+
+impl std::error::Error for LimitReached {}
+
+/// Whether `e` says the spool's `max_len` was reached (not a file that was too large).
+pub fn is_limit(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<LimitReached>())
 }
 
 /// What a follower may do next (see [`Spool::wait_beyond`]).
@@ -39,6 +60,8 @@ pub enum Ahead {
     Data(u64),
     /// The writer finished and the offset is the end.
     End,
+    /// The offset is where the writer failed ([`Spool::fail`]): bytes after it are missing.
+    Failed,
     /// The follower was cancelled.
     Cancelled,
 }
@@ -51,10 +74,17 @@ impl Spool {
 
     /// An empty spool keeping up to `memory_limit` bytes in memory.
     pub fn with_memory_limit(memory_limit: usize) -> Spool {
+        Spool::with_limits(memory_limit, None)
+    }
+
+    /// An empty spool keeping up to `memory_limit` bytes in memory and storing at most
+    /// `max_len` bytes in all (`None`: no limit).
+    pub fn with_limits(memory_limit: usize, max_len: Option<u64>) -> Spool {
         Spool {
             state: Mutex::new(State::default()),
             grew: Condvar::new(),
             memory_limit,
+            max_len,
         }
     }
 
@@ -62,11 +92,26 @@ impl Spool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Appends `data`. Only one thread may append.
+    /// Appends `data`. Only one thread may append. On an error, a first part of `data` may be
+    /// stored ([`Spool::len`] says how much).
     ///
     /// # Errors
-    /// When the temporary file cannot be created or written.
-    pub fn append(&self, mut data: &[u8]) -> io::Result<()> {
+    /// When the temporary file cannot be created or written (the message names TMPDIR), and
+    /// with a [`LimitReached`] inside (see [`is_limit`]) when `data` would pass the spool's
+    /// `max_len` (the bytes up to it are stored).
+    pub fn append(&self, data: &[u8]) -> io::Result<()> {
+        let room = self
+            .max_len
+            .map_or(u64::MAX, |max| max.saturating_sub(self.len()));
+        let fits = usize::try_from(room).unwrap_or(usize::MAX).min(data.len());
+        self.store(&data[..fits])?;
+        if fits < data.len() {
+            return Err(io::Error::other(LimitReached));
+        }
+        Ok(())
+    }
+
+    fn store(&self, mut data: &[u8]) -> io::Result<()> {
         let (file, at) = {
             let mut s = self.lock();
             let room = self.memory_limit.saturating_sub(s.memory.len());
@@ -82,13 +127,15 @@ impl Spool {
                 return Ok(());
             }
             if s.file.is_none() {
-                s.file = Some(Arc::new(private_tempfile()?));
+                let file = private_tempfile().map_err(|e| in_tmpdir("create", &e))?;
+                s.file = Some(Arc::new(file));
             }
             (s.file.clone(), s.len - s.memory.len() as u64)
         };
         // File I/O outside the lock: readers only read below `len`, we write above it.
         if let Some(file) = file {
-            file.write_all_at(data, at)?;
+            file.write_all_at(data, at)
+                .map_err(|e| in_tmpdir("write", &e))?;
         }
         self.lock().len += data.len() as u64;
         self.grew.notify_all();
@@ -99,6 +146,22 @@ impl Spool {
     pub fn finish(&self) {
         self.lock().finished = true;
         self.grew.notify_all();
+    }
+
+    /// Marks a failed end: the writer could not store what followed, for `why`. Followers that
+    /// reach the end see [`Ahead::Failed`].
+    pub fn fail(&self, why: String) {
+        {
+            let mut s = self.lock();
+            s.failed = Some(why);
+            s.finished = true;
+        }
+        self.grew.notify_all();
+    }
+
+    /// Why the writer failed, if it did ([`Spool::fail`]).
+    pub fn failure(&self) -> Option<String> {
+        self.lock().failed.clone()
     }
 
     /// Wakes followers blocked in [`Spool::wait_beyond`] so they can see a cancellation.
@@ -126,6 +189,9 @@ impl Spool {
             }
             if s.len > offset {
                 return Ahead::Data(s.len);
+            }
+            if s.failed.is_some() {
+                return Ahead::Failed;
             }
             if s.finished {
                 return Ahead::End;
@@ -196,6 +262,18 @@ impl Default for Spool {
     fn default() -> Self {
         Spool::new()
     }
+}
+
+/// `e`, an error of `what` (create, write) on the temporary file, with TMPDIR named in it.
+fn in_tmpdir(what: &str, e: &io::Error) -> io::Error {
+    let dir = std::env::temp_dir();
+    io::Error::new(
+        e.kind(),
+        format!(
+            "cannot {what} a temporary file in {}: {e}",
+            crate::report::escape(&dir.to_string_lossy())
+        ),
+    )
 }
 
 /// An unlinked temporary file in TMPDIR, mode 0600 from its creation on.
@@ -278,12 +356,36 @@ mod tests {
                     offset += n as u64;
                 }
                 Ahead::End => break,
-                Ahead::Cancelled => unreachable!(),
+                Ahead::Cancelled | Ahead::Failed => unreachable!(),
             }
         }
         writer.join().unwrap();
         assert_eq!(got, b"abcdef");
         cancelled.store(true, Ordering::Release);
         assert_eq!(spool.wait_beyond(0, &cancelled), Ahead::Cancelled);
+    }
+
+    #[test]
+    fn a_limit_stores_what_fits_and_refuses_the_rest() {
+        let spool = Spool::with_limits(4, Some(10));
+        spool.append(b"abcdef").unwrap();
+        let e = spool.append(b"ghijkl").unwrap_err();
+        assert!(is_limit(&e), "{e}");
+        assert!(!is_limit(&io::Error::from_raw_os_error(libc::EFBIG)));
+        assert_eq!(spool.len(), 10);
+        let mut buf = [0u8; 10];
+        assert_eq!(spool.read_at(6, &mut buf).unwrap(), 4);
+        assert_eq!(&buf[..4], b"ghij");
+    }
+
+    #[test]
+    fn followers_see_a_failure_at_its_offset_only() {
+        let spool = Spool::new();
+        let cancelled = AtomicBool::new(false);
+        spool.append(b"abc").unwrap();
+        spool.fail("disk full".into());
+        assert_eq!(spool.wait_beyond(0, &cancelled), Ahead::Data(3));
+        assert_eq!(spool.wait_beyond(3, &cancelled), Ahead::Failed);
+        assert_eq!(spool.failure().as_deref(), Some("disk full"));
     }
 }

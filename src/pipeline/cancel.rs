@@ -46,6 +46,22 @@ impl Cancel {
         self.flag.load(Ordering::Acquire)
     }
 
+    /// Sleeps up to `millis` milliseconds, or until `fd` has an error or hang-up (its reader
+    /// closed) or the token is cancelled; returns `false` when cancelled or on such an error.
+    pub fn nap(&self, fd: BorrowedFd<'_>, millis: u16) -> bool {
+        let mut fds = [
+            PollFd::new(fd, PollFlags::empty()),
+            PollFd::new(self.read.as_fd(), PollFlags::POLLIN),
+        ];
+        match poll(&mut fds, PollTimeout::from(millis)) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {
+                let closed = fds[0].revents().is_some_and(|r| !r.is_empty());
+                !closed && !self.is_cancelled()
+            }
+            Err(_) => !self.is_cancelled(),
+        }
+    }
+
     /// Blocks until `fd` is ready for `events` (or has an error or hang-up) or the token is
     /// cancelled; returns `false` when cancelled.
     pub fn wait_ready(&self, fd: BorrowedFd<'_>, events: PollFlags) -> bool {

@@ -1,21 +1,28 @@
 //! Pipeline I/O around attempts: `--replay-stdin`, `--stdout-on-success` and the output
 //! conditions. Without those flags none of this runs: attempts inherit retry's descriptors.
+//!
+//! Every thread that may block on a reader (the output pumps, the release of a held stdout)
+//! runs in a [`Tasks`] group, so the supervisor waits for it while still hearing signals, and
+//! can leave it behind when told to stop.
 
 mod cancel;
 mod pump;
 mod replay;
+mod tasks;
 
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::thread::JoinHandle;
 
 pub use pump::{Findings, LineMatcher, MATCH_LINE_LIMIT, Rules};
+pub use tasks::Tasks;
 
 use cancel::Cancel;
 use pump::{PumpEnd, Sink, pump};
+use replay::FeedEnd;
 
 use crate::config::Pipeline;
 use crate::process::Piped;
@@ -48,25 +55,65 @@ pub struct RunIo {
 pub struct AttemptReport {
     /// What the output said (all defaults without output conditions).
     pub findings: Findings,
-    /// The attempt's stdout, held (`--stdout-on-success`).
+    /// The first `--delay-from-output` capture that was not a number of seconds, escaped.
+    pub bad_hint: Option<String>,
+    /// The attempt's stdout, held (`--stdout-on-success`); `None` when the hold failed (its
+    /// bytes then went to stderr, see `faults`).
     pub held: Option<Arc<Spool>>,
     /// retry's stdout refused the attempt's output: the reader is gone.
     pub stdout_closed: bool,
+    /// The attempt was given a truncated stdin: every byte recorded before the recording
+    /// failed, then end of file.
+    pub stdin_truncated: bool,
+    /// What went wrong with the attempt's I/O, one message each (empty when nothing did):
+    /// the recording of stdin, a write to retry's stdout or stderr, the hold.
+    pub faults: Vec<String>,
+    /// retry stopped waiting for some of the I/O threads (after a stop signal, with a reader
+    /// that does not read): part of the attempt's output may not have been written.
+    pub abandoned: bool,
 }
 
 /// An attempt's running I/O threads.
 #[derive(Debug)]
 pub struct AttemptIo {
     cancel: Arc<Cancel>,
-    feeder: Option<JoinHandle<()>>,
+    tasks: Tasks,
+    feeder: Option<JoinHandle<FeedEnd>>,
     stdout: Option<JoinHandle<PumpEnd>>,
     stderr: Option<JoinHandle<PumpEnd>>,
     held: Option<Arc<Spool>>,
     replay: Option<Arc<Spool>>,
 }
 
+/// The release of a held stdout, running in a thread of its own ([`RunIo::release`]).
+#[derive(Debug)]
+pub struct Release {
+    tasks: Tasks,
+    handle: JoinHandle<io::Result<()>>,
+}
+
+impl Release {
+    /// The release's thread, to wait for.
+    pub fn tasks(&self) -> &Tasks {
+        &self.tasks
+    }
+
+    /// How the release went; `None` if it has not ended (it is left behind, blocked).
+    pub fn result(self) -> Option<io::Result<()>> {
+        if !self.tasks.done() {
+            return None;
+        }
+        Some(
+            self.handle
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the release thread panicked"))),
+        )
+    }
+}
+
 impl RunIo {
-    /// Prepares pipeline I/O for `pipeline`; starts recording stdin with `--replay-stdin`.
+    /// Prepares pipeline I/O for `pipeline`; starts recording stdin with `--replay-stdin`
+    /// (at most `pipeline.max_replay` bytes).
     ///
     /// # Errors
     /// When stdin, stdout or stderr cannot be duplicated, or a thread cannot start.
@@ -83,7 +130,7 @@ impl RunIo {
         }
         Ok(RunIo {
             replay: if pipeline.replay_stdin {
-                Some(replay::record_stdin()?)
+                Some(replay::record_stdin(pipeline.max_replay)?)
             } else {
                 None
             },
@@ -92,6 +139,12 @@ impl RunIo {
             stdout: Arc::new(File::from(io::stdout().as_fd().try_clone_to_owned()?)),
             stderr: Arc::new(File::from(io::stderr().as_fd().try_clone_to_owned()?)),
         })
+    }
+
+    /// Why the recording of stdin failed (`--replay-stdin`), if it did: a later attempt
+    /// would get only part of stdin.
+    pub fn replay_failure(&self) -> Option<String> {
+        self.replay.as_ref().and_then(|spool| spool.failure())
     }
 
     /// Which streams an attempt must get as pipes.
@@ -114,6 +167,7 @@ impl RunIo {
         stderr: Option<ChildStderr>,
     ) -> io::Result<AttemptIo> {
         let cancel = Arc::new(Cancel::new()?);
+        let tasks = Tasks::new();
         for fd in [
             stdin.as_ref().map(|p| p.as_fd()),
             stdout.as_ref().map(|p| p.as_fd()),
@@ -127,28 +181,28 @@ impl RunIo {
         let feeder = match (stdin, &self.replay) {
             (Some(pipe), Some(spool)) => {
                 let (spool, cancel) = (spool.clone(), cancel.clone());
-                Some(
-                    thread::Builder::new()
-                        .name("stdin-feed".into())
-                        .spawn(move || replay::feed(&spool, pipe, &cancel))?,
-                )
+                Some(tasks.spawn("stdin-feed", move || replay::feed(&spool, pipe, &cancel))?)
             }
             _ => None,
         };
         let held = (self.hold_stdout && stdout.is_some()).then(|| Arc::new(Spool::new()));
         let stdout_sink = match &held {
-            Some(spool) => Sink::Hold(spool.clone()),
+            Some(spool) => Sink::Hold {
+                spool: spool.clone(),
+                fallback: self.stderr.clone(),
+            },
             None => Sink::Forward(self.stdout.clone()),
         };
         let stdout = stdout
-            .map(|p| self.spawn_pump("stdout", p.into(), stdout_sink, &cancel))
+            .map(|p| self.spawn_pump(&tasks, "stdout", p.into(), stdout_sink, &cancel))
             .transpose()?;
         let stderr_sink = Sink::Forward(self.stderr.clone());
         let stderr = stderr
-            .map(|p| self.spawn_pump("stderr", p.into(), stderr_sink, &cancel))
+            .map(|p| self.spawn_pump(&tasks, "stderr", p.into(), stderr_sink, &cancel))
             .transpose()?;
         Ok(AttemptIo {
             cancel,
+            tasks,
             feeder,
             stdout,
             stderr,
@@ -159,50 +213,100 @@ impl RunIo {
 
     fn spawn_pump(
         &self,
+        tasks: &Tasks,
         name: &str,
         source: OwnedFd,
         sink: Sink,
         cancel: &Arc<Cancel>,
     ) -> io::Result<JoinHandle<PumpEnd>> {
         let (rules, cancel) = (self.rules.clone(), cancel.clone());
-        thread::Builder::new()
-            .name(name.into())
-            .spawn(move || pump(source, sink, rules, &cancel))
+        tasks.spawn(name, move || pump(source, sink, rules, &cancel))
     }
 
-    /// Writes a held stdout to retry's stdout (the attempt succeeded) or stderr (it failed).
+    /// Starts writing a held stdout to retry's stdout (the attempt succeeded) or stderr (it
+    /// failed), in a thread of its own: a reader that does not read blocks only that thread.
+    /// Its result holds the write errors: a closed stdout is `BrokenPipe`.
     ///
     /// # Errors
-    /// Write errors: a closed stdout is `BrokenPipe`.
-    pub fn release(&self, held: &Spool, to_stdout: bool) -> io::Result<()> {
+    /// When the thread cannot start.
+    pub fn release(&self, held: Arc<Spool>, to_stdout: bool) -> io::Result<Release> {
         let out = if to_stdout {
-            &self.stdout
+            self.stdout.clone()
         } else {
-            &self.stderr
+            self.stderr.clone()
         };
-        held.copy_to(out)
+        let tasks = Tasks::new();
+        let handle = tasks.spawn("release", move || held.copy_to(&out))?;
+        Ok(Release { tasks, handle })
     }
 }
 
 impl AttemptIo {
-    /// The attempt ended: stops feeding stdin, reads what is left in the output pipes (without
-    /// waiting for processes that keep them open), and reports.
-    pub fn finish(self) -> AttemptReport {
+    /// The attempt ended: stops feeding stdin, and has the output pumps read what is left in
+    /// their pipes (without waiting for processes that keep them open). Wait for
+    /// [`AttemptIo::tasks`], then call [`AttemptIo::report`].
+    pub fn stop(&self) {
         self.cancel.cancel();
         if let Some(spool) = &self.replay {
             spool.wake();
         }
-        if let Some(feeder) = self.feeder {
-            let _ = feeder.join();
-        }
+    }
+
+    /// The attempt's I/O threads, to wait for.
+    pub fn tasks(&self) -> &Tasks {
+        &self.tasks
+    }
+
+    /// What the attempt's I/O came to. Threads that have not ended are left behind (a pump
+    /// blocked on a reader that does not read), and the report says so (`abandoned`).
+    pub fn report(self, attempt: u64) -> AttemptReport {
         let mut report = AttemptReport {
             held: self.held,
             ..AttemptReport::default()
         };
-        for (handle, is_stdout) in [(self.stdout, true), (self.stderr, false)] {
-            if let Some(end) = handle.and_then(|h| h.join().ok()) {
-                report.findings = report.findings.merge(end.findings);
-                report.stdout_closed |= is_stdout && end.sink_closed;
+        // Threads count themselves out just before they end: when all have, join them all.
+        let all = self.tasks.done();
+        match self.feeder {
+            Some(h) if all || h.is_finished() => {
+                if let Ok(end) = h.join() {
+                    report.stdin_truncated = end.truncated;
+                    if end.truncated {
+                        let why = end
+                            .error
+                            .or_else(|| self.replay.as_ref().and_then(|s| s.failure()))
+                            .unwrap_or_else(|| "the recording of stdin failed".into());
+                        report.faults.push(format!(
+                            "{why}; attempt {attempt} saw its stdin end early, after {} bytes",
+                            end.fed
+                        ));
+                    }
+                }
+            }
+            Some(_) => report.abandoned = true,
+            None => {}
+        }
+        for (handle, name) in [(self.stdout, "stdout"), (self.stderr, "stderr")] {
+            let Some(handle) = handle else { continue };
+            if !(all || handle.is_finished()) {
+                report.abandoned = true;
+                continue;
+            }
+            let Ok(end) = handle.join() else { continue };
+            report.findings = report.findings.merge(end.findings);
+            report.bad_hint = report.bad_hint.or(end.bad_hint);
+            // (After a failed hold, the stdout pump writes to stderr: not stdout's reader.)
+            report.stdout_closed |= name == "stdout" && end.sink_closed && end.hold_error.is_none();
+            if let Some(e) = end.hold_error {
+                report.held = None;
+                report.faults.push(format!(
+                    "cannot hold the stdout of attempt {attempt} for --stdout-on-success: {e}; \
+                     it went to stderr instead"
+                ));
+            }
+            if let Some(e) = end.write_error {
+                report.faults.push(format!(
+                    "cannot write the {name} of attempt {attempt}: {e}; the rest of it is lost"
+                ));
             }
         }
         report

@@ -1,5 +1,10 @@
 //! `--replay-stdin`: read retry's stdin once into a spool, and feed every attempt the same
 //! bytes from the start: attempt 1 as they arrive, later attempts the recorded copy.
+//!
+//! When stdin cannot be read or recorded (a read error, TMPDIR missing or full, more than
+//! `--max-replay`), the spool is marked failed at the last byte it holds; an attempt fed up to
+//! there has its stdin closed early, and its feeder says so, so that retry never passes a
+//! truncated stream off as the whole.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -9,47 +14,80 @@ use std::sync::Arc;
 use std::thread;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
-use nix::poll::PollFlags;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::cancel::Cancel;
-use crate::spool::{Ahead, Spool};
+use crate::size::format_size;
+use crate::spool::{Ahead, MEMORY_LIMIT, Spool, is_limit};
 
 /// Chunk size for reading stdin and feeding attempts.
 const CHUNK: usize = 1 << 20;
 
 /// Starts the thread that records retry's stdin into a spool, independently of any attempt, so
-/// an attempt that never reads (or exits early) neither blocks retry nor loses bytes.
+/// an attempt that never reads (or exits early) neither blocks retry nor loses bytes. At most
+/// `max_len` bytes are recorded (`None`: no limit); past them the spool fails.
 ///
 /// # Errors
 /// When stdin cannot be duplicated or the thread cannot start.
-pub fn record_stdin() -> io::Result<Arc<Spool>> {
-    let mut stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
-    let spool = Arc::new(Spool::new());
+pub fn record_stdin(max_len: Option<u64>) -> io::Result<Arc<Spool>> {
+    let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    let spool = Arc::new(Spool::with_limits(MEMORY_LIMIT, max_len));
     let writer = spool.clone();
-    thread::Builder::new().name("stdin".into()).spawn(move || {
-        let mut buf = vec![0u8; CHUNK];
-        loop {
-            match stdin.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    if let Err(e) = writer.append(&buf[..n]) {
-                        let _ = writeln!(io::stderr(), "retry: cannot record stdin: {e}");
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        writer.finish();
-    })?;
+    thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || match record(stdin, &writer) {
+            Ok(()) => writer.finish(),
+            Err(why) => writer.fail(why),
+        })?;
     Ok(spool)
+}
+
+/// Copies `stdin` into `spool` to its end; `Err` says why it stopped short.
+fn record(mut stdin: File, spool: &Spool) -> Result<(), String> {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = match stdin.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // A non-blocking stdin (a parent may leave O_NONBLOCK set): wait until readable.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+                let _ = poll(&mut fds, PollTimeout::NONE);
+                continue;
+            }
+            Err(e) => return Err(format!("cannot read stdin for --replay-stdin: {e}")),
+        };
+        if let Err(e) = spool.append(&buf[..n]) {
+            return Err(if is_limit(&e) {
+                format!(
+                    "stdin is longer than --max-replay ({}), so it cannot be replayed",
+                    format_size(spool.len())
+                )
+            } else {
+                format!("cannot record stdin for --replay-stdin: {e}")
+            });
+        }
+    }
+}
+
+/// How feeding an attempt's stdin ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FeedEnd {
+    /// The attempt was fed every byte recorded before the recording failed, and then its stdin
+    /// was closed: it saw a truncated stream end as if it were whole.
+    pub truncated: bool,
+    /// Bytes written to the attempt's stdin.
+    pub fed: u64,
+    /// The recorded copy could not be read back (the temporary file): why. The attempt's
+    /// stdin was closed there, so `truncated` is set too.
+    pub error: Option<String>,
 }
 
 /// Feeds the recorded stdin, from its first byte and following it as it grows, into an
 /// attempt's stdin pipe, until the end (then closes the pipe), until the attempt stops reading
-/// (a broken pipe), or until `cancel`.
-pub fn feed(spool: &Spool, pipe: ChildStdin, cancel: &Cancel) {
+/// (a broken pipe), until the recording failed, or until `cancel`.
+pub fn feed(spool: &Spool, pipe: ChildStdin, cancel: &Cancel) -> FeedEnd {
     let mut pipe = File::from(std::os::fd::OwnedFd::from(pipe));
     // Non-blocking, so a full pipe parks us in `poll`, where cancellation reaches us.
     if let Ok(flags) = fcntl(&pipe, FcntlArg::F_GETFL) {
@@ -57,15 +95,25 @@ pub fn feed(spool: &Spool, pipe: ChildStdin, cancel: &Cancel) {
         let _ = fcntl(&pipe, FcntlArg::F_SETFL(flags));
     }
     let mut buf = vec![0u8; CHUNK];
-    let mut offset = 0u64;
+    let mut end = FeedEnd::default();
     loop {
-        match spool.wait_beyond(offset, cancel.flag()) {
+        match spool.wait_beyond(end.fed, cancel.flag()) {
             Ahead::Data(_) => {}
-            Ahead::End | Ahead::Cancelled => return,
+            Ahead::Failed => {
+                // Only an attempt that reads all it was given and is still there sees the
+                // early end; one that stops reading before it (`head -c 3`) does not.
+                end.truncated = drained(&pipe, cancel);
+                return end;
+            }
+            Ahead::End | Ahead::Cancelled => return end,
         }
-        let n = match spool.read_at(offset, &mut buf) {
+        let n = match spool.read_at(end.fed, &mut buf) {
             Ok(n) => n,
-            Err(_) => return,
+            Err(e) => {
+                end.truncated = true;
+                end.error = Some(format!("cannot read back the recorded stdin: {e}"));
+                return end;
+            }
         };
         let mut chunk = &buf[..n];
         while !chunk.is_empty() {
@@ -73,13 +121,45 @@ pub fn feed(spool: &Spool, pipe: ChildStdin, cancel: &Cancel) {
                 Ok(w) => chunk = &chunk[w..],
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if !cancel.wait_ready(pipe.as_fd(), PollFlags::POLLOUT) {
-                        return;
+                        return end;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return,
+                Err(_) => return end,
             }
         }
-        offset += n as u64;
+        end.fed += n as u64;
     }
+}
+
+/// Waits until the reader of `pipe` has read every byte written to it (`true`), or until it
+/// closes its end or `cancel` fires (`false`). Polls every 10 ms: only after a failed recording.
+fn drained(pipe: &File, cancel: &Cancel) -> bool {
+    loop {
+        // Where the system cannot tell, assume the worst: the attempt saw the early end.
+        if unread(pipe).is_none_or(|n| n == 0) {
+            return !cancel.is_cancelled();
+        }
+        if !cancel.nap(pipe.as_fd(), 10) {
+            return false;
+        }
+    }
+}
+
+/// Bytes written to `pipe` that its reader has not read yet (`FIONREAD`, which Linux answers on
+/// either end of a pipe: pipe(7)); `None` where it cannot tell.
+fn unread(pipe: &File) -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one c_int through the pointer, which points to `n`.
+        let rc = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) };
+        if rc == 0 {
+            return usize::try_from(n).ok();
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = pipe;
+    None
 }

@@ -3,6 +3,7 @@
 
 mod hooks;
 mod stop;
+mod io;
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 use crate::codes::Verdict;
 use crate::config::Config;
 use crate::duration::format_secs;
-use crate::pipeline::{AttemptIo, AttemptReport, RunIo};
+use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
 use crate::signals::{self, Event, PASS_ON_SIGNALS};
@@ -25,10 +26,17 @@ use stop::Stopping;
 /// passes, or a signal stops it; returns how retry must end.
 pub fn run(config: &Config) -> Exit {
     let start = Instant::now();
+    let reporter = Reporter::new(
+        config.verbosity,
+        config.log_format,
+        &config.command,
+        config.max_attempts(),
+        start,
+    );
     let events = match signals::listen() {
         Ok(rx) => rx,
         Err(e) => {
-            eprintln!("retry: cannot install signal handlers: {e}");
+            reporter.error(&format!("cannot install signal handlers: {e}"));
             return Exit::Usage;
         }
     };
@@ -38,21 +46,14 @@ pub fn run(config: &Config) -> Exit {
         match RunIo::new(&config.pipeline) {
             Ok(io) => Some(io),
             Err(e) => {
-                eprintln!("retry: cannot set up pipeline I/O: {e}");
+                reporter.error(&format!("cannot set up pipeline I/O: {e}"));
                 return Exit::Usage;
             }
         }
     };
     process::become_subreaper();
     let seed = config.seed.unwrap_or_else(rand::random);
-    let reporter = Reporter::new(
-        config.verbosity,
-        config.log_format,
-        &config.command,
-        config.max_attempts(),
-        start,
-    );
-    reporter.start(&config.policy, seed);
+    reporter.start(&config.policy, config.deadline, config.timeout, seed);
     Supervisor {
         config,
         events,
@@ -113,7 +114,7 @@ impl Supervisor<'_> {
             {
                 end.interrupted.get_or_insert(signal);
             }
-            if let Some(exit) = self.release_held(&end, succeeded) {
+            if let Some(exit) = self.settle_io(attempt, &mut end, succeeded, output_failed) {
                 return exit;
             }
             let exit = exit_for(&end.outcome, output_failed);
@@ -137,7 +138,7 @@ impl Supervisor<'_> {
                 self.config.conditions.verdict(status)
             };
             if verdict == Verdict::Success {
-                self.reporter.success(attempt);
+                self.reporter.success(attempt, end.ran);
                 return Exit::Code(0);
             }
             let give_up_reason = if findings.stop_match {
@@ -151,7 +152,7 @@ impl Supervisor<'_> {
             } else if self.deadline_passed() {
                 Some("the deadline has passed".to_string())
             } else {
-                None
+                self.replay_lost(attempt + 1)
             };
             let failed_giving_up = |why: &str| {
                 self.reporter
@@ -160,6 +161,12 @@ impl Supervisor<'_> {
             };
             if let Some(why) = give_up_reason {
                 return failed_giving_up(&why);
+            }
+            if let Some(text) = &end.io.bad_hint {
+                self.reporter.error(&format!(
+                    "--delay-from-output captured '{text}', which is not a number of seconds: \
+                     the hint is ignored"
+                ));
             }
             let mut delay = schedule.next_delay(&mut rng);
             // A server's hint (`--delay-from-output`) may lengthen the delay past the cap.
@@ -196,6 +203,10 @@ impl Supervisor<'_> {
             if self.deadline_passed() {
                 return self.give_up(attempt, "the deadline has passed", exit);
             }
+            // The recording may have failed during the wait.
+            if let Some(why) = self.replay_lost(attempt + 1) {
+                return self.give_up(attempt, &why, exit);
+            }
             attempt += 1;
         }
     }
@@ -220,22 +231,6 @@ impl Supervisor<'_> {
         self.reporter.interrupted(signal);
         process::die_by_signal(signal);
         std::process::exit(i32::from(Exit::Signal(signal).code()))
-    }
-
-    /// Sends a held stdout on: to stdout when the attempt succeeded, else to stderr, so nothing
-    /// is lost. A closed stdout ends retry as a pipeline stage ends: by SIGPIPE.
-    fn release_held(&self, end: &AttemptEnd, succeeded: bool) -> Option<Exit> {
-        let io = self.io.as_ref()?;
-        let stdout_closed = end.io.stdout_closed
-            || end.io.held.as_ref().is_some_and(|held| {
-                io.release(held, succeeded)
-                    .is_err_and(|e| succeeded && e.kind() == std::io::ErrorKind::BrokenPipe)
-            });
-        if stdout_closed {
-            process::die_by_signal(libc::SIGPIPE);
-            return Some(Exit::Signal(libc::SIGPIPE));
-        }
-        None
     }
 
     /// Waits until `wake` (`None`: forever), reaping strays. A stop signal ends the wait
@@ -374,6 +369,8 @@ impl Supervisor<'_> {
             }
         };
         let ran = started.elapsed();
+        // What is left in the pipes; a stop signal meanwhile still counts.
+        let io = self.finish_io(attempt_io, attempt, &mut interrupted);
         let outcome = match (stopped_by, ended) {
             (Some((reason, after)), _) => Outcome::Stopped {
                 reason,
@@ -387,7 +384,7 @@ impl Supervisor<'_> {
             outcome,
             ran,
             interrupted: interrupted.or_else(|| self.queued_stop_signal()),
-            io: attempt_io.map(AttemptIo::finish).unwrap_or_default(),
+            io,
             leftovers: Some((child, stop)),
         })
     }

@@ -9,6 +9,7 @@ mod events;
 mod faults;
 mod faults_edges;
 mod faults_proc;
+mod faults_io;
 mod fidelity;
 mod generated;
 mod hooks;

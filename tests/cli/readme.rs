@@ -146,9 +146,15 @@ fn read_request(stream: &TcpStream) -> Option<Request> {
 }
 
 fn respond(mut stream: TcpStream, code: u16, body: &[u8]) {
+    // A 429 says when to come back, its header name in lower case as HTTP/2 sends it.
+    let retry_after = if code == 429 {
+        "retry-after: 1\r\n"
+    } else {
+        ""
+    };
     let head = format!(
         "HTTP/1.1 {code} X\r\nContent-Length: {}\r\nContent-Type: application/json\r\n\
-         Connection: close\r\n\r\n",
+         {retry_after}Connection: close\r\n\r\n",
         body.len()
     );
     let _ = stream.write_all(head.as_bytes());
@@ -207,6 +213,28 @@ fn the_http_status_example_retries_until_a_2xx() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "503\n429\n200\n");
     assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
+    let server = Server::start(Box::new(|_, n, _| match n {
+        0 => (429, Vec::new()),
+        _ => (200, b"fine".to_vec()),
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let out = sh(
+        &example("retry-after"),
+        dir.path(),
+        &[
+            ("LIMITED_URL", format!("{}/limited", server.url)),
+            ("RETRY_BASE", "10ms".into()),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(server.requests().len(), 2);
+    // The 10 ms base would give at most 10 ms: the header's 1 s won.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("retrying in 1.000s"), "{stderr}");
 }
 
 #[test]

@@ -1,0 +1,153 @@
+//! The supervisor's side of pipeline I/O: waiting for an attempt's I/O threads without going
+//! deaf to signals, releasing a held stdout, and ending the run when input or output could not
+//! be passed on whole.
+//!
+//! The rule for an I/O fault (a write error other than a vanished reader, a hold or a stdin
+//! recording that failed): retry stops retrying, says why in one line, and ends with the
+//! attempt's own failure status, or with 125 when the attempt succeeded (its output did not
+//! arrive whole) or was given a truncated stdin (its status cannot be trusted).
+
+use std::time::{Duration, Instant};
+
+use super::{AttemptEnd, Supervisor, exit_for};
+use crate::codes::signal_name;
+use crate::pipeline::{AttemptIo, AttemptReport, Tasks};
+use crate::process;
+use crate::signals::{Event, PASS_ON_SIGNALS};
+use crate::status::Exit;
+
+/// After a stop signal, how long retry still waits for an attempt's I/O (what is left in its
+/// pipes, a held stdout) before leaving it behind: a reader that does not read must not keep
+/// retry from stopping.
+pub(super) const IO_GRACE: Duration = Duration::from_millis(500);
+
+impl Supervisor<'_> {
+    /// The attempt ended: lets its I/O threads finish (see [`Supervisor::wait_tasks`]) and
+    /// reports what they came to.
+    pub(super) fn finish_io(
+        &self,
+        io: Option<AttemptIo>,
+        attempt: u64,
+        interrupted: &mut Option<i32>,
+    ) -> AttemptReport {
+        let Some(io) = io else {
+            return AttemptReport::default();
+        };
+        io.stop();
+        self.wait_tasks(io.tasks(), interrupted);
+        io.report(attempt)
+    }
+
+    /// Waits for `tasks` to end, still hearing signals: a stop signal is noted in
+    /// `interrupted`, and from then on the wait lasts at most [`IO_GRACE`]. Returns whether
+    /// they all ended.
+    pub(super) fn wait_tasks(&self, tasks: &Tasks, interrupted: &mut Option<i32>) -> bool {
+        loop {
+            if tasks.done() {
+                return true;
+            }
+            if interrupted.is_some() {
+                return tasks.wait_until(Instant::now() + IO_GRACE);
+            }
+            // The threads wake this channel when they end (a SIGCHLD to retry).
+            match self.events.recv() {
+                Ok(Event::Child) => process::reap_strays(),
+                Ok(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {}
+                Ok(Event::Signal { signal, .. }) => *interrupted = Some(signal),
+                Err(_) => {
+                    tasks.wait();
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// After an attempt: releases its held stdout (to stdout when it succeeded, else to
+    /// stderr), then applies the module's rule to what its I/O came to. `Some` when the run
+    /// ends here: a vanished stdout reader (death by SIGPIPE, as a pipeline stage), a stop
+    /// signal that cut the output short (death by that signal), or an I/O fault.
+    pub(super) fn settle_io(
+        &self,
+        attempt: u64,
+        end: &mut AttemptEnd,
+        succeeded: bool,
+        output_failed: bool,
+    ) -> Option<Exit> {
+        let io = self.io.as_ref()?;
+        let mut faults = std::mem::take(&mut end.io.faults);
+        let mut cut = end.io.abandoned;
+        let mut reader_gone = end.io.stdout_closed;
+        if let Some(held) = end.io.held.take().filter(|_| !reader_gone) {
+            let to = if succeeded { "stdout" } else { "stderr" };
+            match io.release(held, succeeded) {
+                Err(e) => faults.push(format!(
+                    "cannot write the held stdout of attempt {attempt} to {to}: {e}"
+                )),
+                Ok(release) => {
+                    self.wait_tasks(release.tasks(), &mut end.interrupted);
+                    match release.result() {
+                        None => cut = true,
+                        Some(Ok(())) => {}
+                        Some(Err(e)) if succeeded && e.kind() == std::io::ErrorKind::BrokenPipe => {
+                            reader_gone = true;
+                        }
+                        Some(Err(e)) => faults.push(format!(
+                            "cannot write the held stdout of attempt {attempt} to {to}: {e}"
+                        )),
+                    }
+                }
+            }
+        }
+        if reader_gone {
+            process::die_by_signal(libc::SIGPIPE);
+            return Some(Exit::Signal(libc::SIGPIPE));
+        }
+        if let (true, Some(signal)) = (cut, end.interrupted) {
+            if !succeeded {
+                self.reporter
+                    .failed(attempt, &end.outcome, end.ran, None, output_failed);
+            }
+            self.reporter.error(&format!(
+                "stopped by {} while the output of attempt {attempt} was still being written: \
+                 the rest of it is dropped",
+                signal_name(signal)
+            ));
+            self.reporter.interrupted(signal);
+            return Some(Exit::Signal(signal));
+        }
+        if faults.is_empty() {
+            return None;
+        }
+        let exit = if succeeded || end.io.stdin_truncated {
+            Exit::Usage
+        } else {
+            exit_for(&end.outcome, output_failed)
+        };
+        for fault in &faults {
+            self.reporter.error(fault);
+        }
+        if !succeeded {
+            self.reporter
+                .failed(attempt, &end.outcome, end.ran, None, output_failed);
+        }
+        if let Some(signal) = end.interrupted {
+            self.reporter.interrupted(signal);
+            return Some(exit);
+        }
+        Some(self.give_up(
+            attempt,
+            "its input or output could not be passed on whole",
+            exit,
+        ))
+    }
+
+    /// Why the recording of stdin failed (`--replay-stdin`), reported as the reason attempt
+    /// `next` will not run; `None` when it did not fail.
+    pub(super) fn replay_lost(&self, next: u64) -> Option<String> {
+        let why = self.io.as_ref()?.replay_failure()?;
+        self.reporter.error(&format!(
+            "{why}; not retrying: attempt {next} would see only part of stdin"
+        ));
+        Some("stdin could not be recorded whole".to_string())
+    }
+}
