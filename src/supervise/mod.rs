@@ -2,8 +2,8 @@
 //! end with the right status. Knows the validated [`Config`], never the command line.
 
 mod hooks;
-mod stop;
 mod io;
+mod stop;
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
