@@ -2,6 +2,8 @@
 //! detection, signalling and stopping its whole tree (found by `tree.rs`); `stdio.rs` knows
 //! which standard descriptors were closed at start.
 
+#[cfg(unix)]
+mod launch;
 mod stdio;
 #[cfg(target_os = "linux")]
 mod tree;
@@ -9,6 +11,8 @@ mod tree;
 mod unix;
 #[cfg(target_os = "linux")]
 pub mod vfork;
+#[cfg(unix)]
+pub use launch::{Spawned, spawn, spawn_hook};
 pub use stdio::closed_at_start;
 #[cfg(unix)]
 pub use unix::*;
