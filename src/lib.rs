@@ -27,8 +27,6 @@ pub mod size;
 pub mod spool;
 pub mod status;
 pub mod supervise;
-#[cfg(target_os = "linux")]
-pub mod waiter;
 
 use std::ffi::OsString;
 use std::io::{self, Write};

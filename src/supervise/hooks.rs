@@ -64,6 +64,7 @@ impl Supervisor<'_> {
                 return end;
             }
         };
+        self.events.watch_child(hook.pid());
         let grace = self.config.kill_after;
         let mut stop = Stopping::new(limit);
         let mut stopped = false;
@@ -83,6 +84,7 @@ impl Supervisor<'_> {
                 }
                 Some(Event::Child) => {
                     if let Some(ended) = hook.try_reap() {
+                        self.events.unwatch_child();
                         break ended;
                     }
                 }

@@ -5,7 +5,6 @@ mod hooks;
 mod io;
 mod stop;
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -18,7 +17,7 @@ use crate::duration::format_secs;
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
-use crate::signals::{self, Event, PASS_ON_SIGNALS};
+use crate::signals::{Event, Events, PASS_ON_SIGNALS};
 use crate::status::Exit;
 use stop::Stopping;
 
@@ -33,8 +32,8 @@ pub fn run(config: &Config) -> Exit {
         config.max_attempts(),
         start,
     );
-    let events = match signals::listen() {
-        Ok(rx) => rx,
+    let events = match Events::listen() {
+        Ok(events) => events,
         Err(e) => {
             reporter.error(&format!("cannot install signal handlers: {e}"));
             return Exit::Usage;
@@ -66,7 +65,7 @@ pub fn run(config: &Config) -> Exit {
 
 struct Supervisor<'a> {
     config: &'a Config,
-    events: Receiver<Event>,
+    events: Events,
     reporter: Reporter,
     /// `--deadline` as an instant; `None` when absent or beyond what the clock can hold.
     deadline: Option<Instant>,
@@ -237,30 +236,9 @@ impl Supervisor<'_> {
     /// with `Err(signal)`; USR1 and USR2 have no attempt to go to and are dropped.
     fn wait(&self, wake: Option<Instant>) -> Result<(), i32> {
         loop {
-            let event = match wake {
-                Some(t) => {
-                    let left = t.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        // A delay of 0 is 0, but a signal already queued still counts.
-                        match self.events.try_recv() {
-                            Ok(e) => e,
-                            Err(_) => return Ok(()),
-                        }
-                    } else {
-                        match self.events.recv_timeout(left) {
-                            Ok(e) => e,
-                            Err(RecvTimeoutError::Timeout) => return Ok(()),
-                            Err(RecvTimeoutError::Disconnected) => {
-                                std::thread::sleep(left);
-                                return Ok(());
-                            }
-                        }
-                    }
-                }
-                None => match self.events.recv() {
-                    Ok(e) => e,
-                    Err(_) => return Ok(()),
-                },
+            // A delay of 0 is 0, but a signal already queued still counts.
+            let Some(event) = self.events.wait(wake) else {
+                return Ok(());
             };
             match event {
                 Event::Child => process::reap_strays(),
@@ -301,6 +279,7 @@ impl Supervisor<'_> {
             }
         };
         let child = spawned.attempt;
+        self.events.watch_child(child.pid());
         let attempt_io = match self
             .io
             .as_ref()
@@ -312,8 +291,9 @@ impl Supervisor<'_> {
                     .error(&format!("cannot start pipeline I/O: {e}"));
                 child.signal_tree(Signal::SIGKILL);
                 while child.try_reap().is_none() {
-                    let _ = self.events.recv();
+                    let _ = self.events.wait(None);
                 }
+                self.events.unwatch_child();
                 self.stop_leftovers(&child, Stopping::killed());
                 return Err(Exit::Usage);
             }
@@ -336,6 +316,7 @@ impl Supervisor<'_> {
             match event {
                 Some(Event::Child) => {
                     if let Some(ended) = child.try_reap() {
+                        self.events.unwatch_child();
                         break ended;
                     }
                 }
@@ -392,7 +373,7 @@ impl Supervisor<'_> {
     /// A stop signal that arrived with the attempt's end but is still queued (a terminal's
     /// Ctrl-C reaches retry and the attempt together): it still means "do not retry".
     fn queued_stop_signal(&self) -> Option<i32> {
-        while let Ok(event) = self.events.try_recv() {
+        while let Some(event) = self.events.try_next() {
             match event {
                 Event::Child => process::reap_strays(),
                 Event::Signal { signal, .. } if PASS_ON_SIGNALS.contains(&signal) => {}
