@@ -47,21 +47,21 @@ impl Supervisor<'_> {
     /// and reports how. At `limit` (the deadline, for `--on-retry`) it is stopped like an
     /// attempt: TERM to its tree, KILL after `--kill-after`, reported as status 124 (137 after
     /// KILL). Whatever it leaves running is stopped when it ends, as for a failed attempt. A
-    /// stop signal meanwhile is passed on to the hook, and once the hook has ended retry dies
-    /// of that signal, as it would during a wait.
+    /// stop signal meanwhile is passed on to the hook, and once the hook has ended it is
+    /// returned as `Err(signal)`: retry then ends by it, as it would during a wait.
     pub(super) fn run_hook(
         &self,
         name: &str,
         script: &str,
         env: &[(&str, String)],
         limit: Option<Instant>,
-    ) -> HookEnd {
+    ) -> Result<HookEnd, i32> {
         let hook = match process::spawn_hook(script, env) {
             Ok(hook) => hook,
             Err(e) => {
                 let end = HookEnd::Failed(e.to_string());
                 self.reporter.hook(name, &end);
-                return end;
+                return Ok(end);
             }
         };
         self.events.watch_child(hook.pid());
@@ -102,7 +102,7 @@ impl Supervisor<'_> {
             interrupted.get_or_insert(signal);
         }
         if let Some(signal) = interrupted {
-            self.die_by(signal);
+            return Err(signal);
         }
         let end = HookEnd::Status(match ended {
             _ if stopped && killed => KILLED,
@@ -111,6 +111,6 @@ impl Supervisor<'_> {
             Ended::Signaled(n) => 128u8.saturating_add(u8::try_from(n).unwrap_or(127)),
         });
         self.reporter.hook(name, &end);
-        end
+        Ok(end)
     }
 }

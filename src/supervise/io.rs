@@ -95,7 +95,6 @@ impl Supervisor<'_> {
             }
         }
         if reader_gone {
-            process::die_by_signal(libc::SIGPIPE);
             return Some(Exit::Signal(libc::SIGPIPE));
         }
         if let (true, Some(signal)) = (cut, end.interrupted) {

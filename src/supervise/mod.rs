@@ -187,7 +187,10 @@ impl Supervisor<'_> {
             // attempt, it is stopped at the deadline.
             if let Some(script) = &self.config.hooks.on_retry {
                 let env = self.hook_env(attempt, exit, Some(delay));
-                let end = self.run_hook("on_retry", script, &env, self.deadline);
+                let end = match self.run_hook("on_retry", script, &env, self.deadline) {
+                    Ok(end) => end,
+                    Err(signal) => return self.interrupted_by(signal),
+                };
                 if self.deadline_passed() {
                     return self.give_up(attempt, "the deadline passed during --on-retry", exit);
                 }
@@ -196,7 +199,7 @@ impl Supervisor<'_> {
                 }
             }
             if let Err(signal) = self.wait(wake) {
-                self.die_by(signal);
+                return self.interrupted_by(signal);
             }
             // No attempt starts at or after the deadline.
             if self.deadline_passed() {
@@ -220,16 +223,18 @@ impl Supervisor<'_> {
         self.reporter.giving_up(attempts, why, exit.code());
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(attempts, exit, None);
-            self.run_hook("on_give_up", script, &env, None);
+            if let Err(signal) = self.run_hook("on_give_up", script, &env, None) {
+                return self.interrupted_by(signal);
+            }
         }
         exit
     }
 
-    /// Reports a stop signal that arrived between attempts and ends retry by it.
-    fn die_by(&self, signal: i32) -> ! {
+    /// Reports a stop signal that arrived between attempts (or during a hook): retry ends by
+    /// it, through the one exit path (`main` raises it).
+    fn interrupted_by(&self, signal: i32) -> Exit {
         self.reporter.interrupted(signal);
-        process::die_by_signal(signal);
-        std::process::exit(i32::from(Exit::Signal(signal).code()))
+        Exit::Signal(signal)
     }
 
     /// Waits until `wake` (`None`: forever), reaping strays. A stop signal ends the wait
