@@ -14,6 +14,7 @@ pub mod cli;
 pub mod codes;
 pub mod config;
 pub mod duration;
+pub mod entropy;
 pub mod generate;
 pub mod github;
 pub mod hints;
@@ -77,7 +78,7 @@ where
         }
     };
     if config.dry_run {
-        let seed = config.seed.unwrap_or_else(rand::random);
+        let seed = config.seed.unwrap_or_else(crate::entropy::seed);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut out = io::stdout().lock();
         let written = report::dry_run(

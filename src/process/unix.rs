@@ -51,7 +51,7 @@ pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
     {
         let _ = nix::sys::prctl::set_child_subreaper(true);
-        super::tree::record_inherited();
+        super::tree::record_inherited(has_children());
     }
 }
 

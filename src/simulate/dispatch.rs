@@ -75,7 +75,7 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
         modes,
         clients,
         runs: args.runs.unwrap_or(DEFAULT_RUNS),
-        seed: backoff.seed.unwrap_or_else(rand::random),
+        seed: backoff.seed.unwrap_or_else(crate::entropy::seed),
         threads: 0,
     };
     let checked = match args.plot {

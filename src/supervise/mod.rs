@@ -51,7 +51,7 @@ pub fn run(config: &Config) -> Exit {
         }
     };
     process::become_subreaper();
-    let seed = config.seed.unwrap_or_else(rand::random);
+    let seed = config.seed.unwrap_or_else(crate::entropy::seed);
     reporter.start(&config.policy, config.deadline, config.timeout, seed);
     Supervisor {
         config,
