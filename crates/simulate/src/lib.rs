@@ -7,7 +7,7 @@
 //! N clients compete for one server; each needs one success and retries failures with a
 //! [`Mode`]: one of the jitter modes (the delays come from the same
 //! [`Schedule`](retry_tool_backoff::Schedule) that real runs use, one per client per run, and
-//! clients give up by the same [`Budget`](retry_tool_backoff::Budget)) or `no-backoff`. The
+//! clients give up by the same [`GiveUpRule`](retry_tool_backoff::GiveUpRule)) or `no-backoff`. The
 //! simulation is discrete-event, in simulated milliseconds; every network hop takes
 //! `|Normal(10 ms, 2 ms)|`. Two [`Model`]s:
 //!
