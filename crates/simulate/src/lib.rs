@@ -19,6 +19,9 @@
 //!   rest (HTTP 429), the case of Google Cloud's retry guides
 //!   (<https://cloud.google.com/memorystore/docs/redis/exponential-backoff>).
 //!
+//! A third model, [`failure_rate`], asks another question (what retries cost a failing service,
+//! and what a retry budget and a circuit breaker save) and has its own spec and output.
+//!
 //! A point is the mean of [`SimSpec::runs`] runs ([`Stats`]); [`sweep`] repeats it for 10, 20,
 //! ... clients, as in the blog's figure, for [`write_table`] and [`write_svg`]. Runs are spread
 //! over threads; each has a random stream derived from the seed, the mode, the client count and
@@ -39,9 +42,11 @@ mod bounds;
 mod client;
 mod error;
 mod events;
+pub mod failure_rate;
 mod mode;
 mod net;
 mod occ;
+mod parallel;
 mod plot;
 mod rate_limit;
 mod run;
