@@ -213,10 +213,7 @@ fn bad_input_names_the_flag_and_value() {
             "--simulate 100 --model rate-limit --capacity 5 --failure-rate 0.5".to_string(),
             &["--failure-rate (0.5) needs --model failure-rate"],
         ),
-        (
-            "--failure-rate 0.5 true".to_string(),
-            &["--simulate"],
-        ),
+        ("--failure-rate 0.5 true".to_string(), &["--simulate"]),
         (
             format!("{fr} --failure-rate 0.5 --capacity 3"),
             &["--capacity (3)"],
