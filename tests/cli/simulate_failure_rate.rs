@@ -270,3 +270,34 @@ fn unlimited_retries_run_below_failure_rate_1_or_with_a_deadline() {
     assert!(heading.contains("deadline 10s, no backoff"), "{heading}");
     assert!(row(&rows, "retries").load > 6.0, "{rows:?}");
 }
+
+#[test]
+fn a_list_of_modes_from_the_environment_is_refused_saying_so() {
+    let out = retry()
+        .env("RETRY_JITTER", "full,equal")
+        .args(w("--simulate 100 --model failure-rate --failure-rate 0.5"))
+        .assert()
+        .code(125)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "retry: --jitter (from RETRY_JITTER): --model failure-rate takes one mode, got full,equal\n"
+    );
+    // One mode from the environment is used.
+    let out = retry()
+        .env("RETRY_JITTER", "equal")
+        .args(w(
+            "--simulate 100 --model failure-rate --failure-rate 0.5 --seed 1",
+        ))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines().next().unwrap().contains("equal jitter"),
+        "{text}"
+    );
+}
