@@ -29,11 +29,13 @@ complete -c retry -l on-retry -d 'Run CMD with `sh -c` before each retry' -r
 complete -c retry -l on-retry-fail -d 'What a failing --on-retry hook does: continue or stop [default: continue]' -r -f -a "continue\t'Report it and go on retrying'
 stop\t'Give up at once'"
 complete -c retry -l on-give-up -d 'Run CMD with `sh -c` once, when giving up' -r
-complete -c retry -l simulate -d 'Simulate CLIENTS clients contending for one server; runs no COMMAND' -r
+complete -c retry -l simulate -d 'Simulate CLIENTS clients contending for one server (or, with --model failure-rate, CLIENTS requests to a failing service); runs no COMMAND' -r
 complete -c retry -l runs -d 'Runs averaged per point of the simulation [default: 100]' -r
-complete -c retry -l model -d 'What the simulated clients contend for: occ or rate-limit [default: occ]' -r -f -a "occ\t'One row under optimistic concurrency, as the published simulator'
-rate-limit\t'A server admitting --capacity requests per second'"
+complete -c retry -l model -d 'What the simulated clients contend for: occ, rate-limit or failure-rate [default: occ]' -r -f -a "occ\t'One row under optimistic concurrency, as the published simulator'
+rate-limit\t'A server admitting --capacity requests per second'
+failure-rate\t'A service whose calls fail with probability --failure-rate'"
 complete -c retry -l capacity -d 'Requests per second the rate-limit server admits (needed by --model rate-limit)' -r
+complete -c retry -l failure-rate -d 'The probability that a call fails, from 0 to 1, for --model failure-rate' -r
 complete -c retry -l plot -d 'Sweep the clients from 10 up to CLIENTS and draw an SVG chart to FILE' -r -F
 complete -c retry -l replay-stdin -d 'Give every attempt the same stdin: read it once, replay it from the start'
 complete -c retry -l stdout-on-success -d 'Hold each attempt\'s stdout; print it only if that attempt succeeds'

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use serde_json::{Value, json};
 
-use crate::backoff::{Budget, Limits, Policy};
+use crate::backoff::{GiveUpRule, Limits, Policy};
 use crate::cli::JitterArg;
 use crate::codes::signal_name;
 use crate::config::{LogFormat, Verbosity};
@@ -438,7 +438,7 @@ fn quote(arg: &str) -> String {
 /// Writes the `--dry-run` table: a header line beginning with `retry`, then one row per planned
 /// retry: its number (from 1), the delay and the cumulative delay, as seconds with three
 /// decimals. The retries a real run would grant if every attempt failed at once, by the same
-/// [`Budget`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited), and no
+/// [`GiveUpRule`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited), and no
 /// row whose cumulative delay reaches `deadline` (nor any after it).
 ///
 /// # Errors
@@ -456,7 +456,7 @@ pub fn dry_run<W: Write, R: Rng + ?Sized>(
         max_retries,
         deadline,
     };
-    let mut budget = Budget::new(policy.schedule(), limits);
+    let mut budget = GiveUpRule::new(policy.schedule(), limits);
     let mut total = Duration::ZERO;
     for retry in 1..=rows {
         let Ok(delay) = budget.next_delay(total, None, rng) else {

@@ -3,6 +3,7 @@
 
 mod args;
 mod dispatch;
+mod failure_rate;
 
 pub use args::{ModelName, SimulateArgs};
 pub use dispatch::run_cli;
