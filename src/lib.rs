@@ -14,7 +14,6 @@ pub mod cli;
 pub mod codes;
 pub mod config;
 pub mod duration;
-pub mod generate;
 pub mod github;
 pub mod hints;
 pub mod pipeline;
@@ -64,7 +63,7 @@ where
     let format = parsed.cli.output.log_format;
     if let Some(target) = parsed.cli.generate {
         let mut out = io::stdout().lock();
-        let written = generate::write(target, &mut out).and_then(|()| out.flush());
+        let written = cli::generate::write(target, &mut out).and_then(|()| out.flush());
         let what = format!("the generated {}", cli::value_name(&target));
         return written_or_125(written, &what, format, start);
     }
