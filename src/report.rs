@@ -17,9 +17,10 @@ use serde_json::{Value, json};
 use crate::backoff::{Budget, Limits, Policy};
 use crate::cli::JitterArg;
 use crate::codes::signal_name;
-use crate::config::{LogFormat, Verbosity};
+use crate::config::Verbosity;
 use crate::duration::format_secs;
 use crate::process::{Outcome, StopReason};
+use crate::types::LogFormat;
 
 /// Rows shown by `--dry-run` when retries are unlimited.
 pub const DRY_RUN_UNLIMITED_ROWS: u64 = 20;

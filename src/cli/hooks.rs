@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::config::HookFailure;
+use crate::types::HookFailure;
 
 /// The "Hooks" heading: commands run around the retrying.
 #[derive(Debug, Args)]

@@ -2,7 +2,7 @@
 //!
 //! Flags are grouped by help heading, one flattened struct per heading, each in its own file
 //! ([`BackoffArgs`], [`StoppingArgs`], [`ConditionArgs`], [`OutputArgs`], [`HookArgs`], and
-//! [`crate::simulate::SimulateArgs`]): a new flag goes into the struct of its heading. Each doc
+//! [`SimulateArgs`]): a new flag goes into the struct of its heading. Each doc
 //! comment is a short line (`-h`), a blank line, then the long help (`--help` and the man page).
 //! A flag that may also be set from the environment carries `env = "RETRY_<FLAG>"`; [`parse`]
 //! then keeps track of which values came from there, because a `--preset` given on the command
@@ -18,6 +18,7 @@ pub mod generate;
 mod hooks;
 mod output;
 mod read;
+mod simulate;
 mod stopping;
 
 use std::collections::BTreeSet;
@@ -30,9 +31,9 @@ pub use self::conditions::ConditionArgs;
 use self::generate::Target;
 pub use self::hooks::HookArgs;
 pub use self::output::{ByteLimit, OutputArgs};
-pub use self::stopping::{RetryLimit, StoppingArgs};
-use crate::config::LogFormat;
-use crate::simulate::SimulateArgs;
+pub use self::simulate::{ModelName, SimulateArgs};
+pub use self::stopping::StoppingArgs;
+use crate::types::LogFormat;
 
 /// Run a command again, with exponential backoff and jitter, until it succeeds.
 ///

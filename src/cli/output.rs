@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use clap::Args;
 
-use crate::config::LogFormat;
+use crate::types::LogFormat;
 
 /// The "Output" heading: what retry prints and what the attempts see of stdin and stdout.
 #[derive(Debug, Args)]

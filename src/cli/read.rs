@@ -10,8 +10,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use retry_tool_simulate::Mode;
 
-use super::{Cli, Origins, Parsed, Stop, one_line};
-use crate::simulate::SimulateArgs;
+use super::{Cli, Origins, Parsed, SimulateArgs, Stop, one_line};
 
 /// [`super::parse`], reading the environment only if `env`.
 pub(super) fn parse_reading(args: &[OsString], env: bool) -> Result<Parsed, Stop> {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::duration::parse_duration;
+use crate::types::RetryLimit;
 
 /// The "Stopping" heading: when retry gives up, and how an attempt is stopped.
 #[derive(Debug, Args)]
@@ -51,33 +52,4 @@ pub struct StoppingArgs {
     #[arg(allow_hyphen_values = true, long, env = "RETRY_KILL_AFTER", value_name = "DURATION",
           value_parser = parse_duration)]
     pub kill_after: Option<Duration>,
-}
-
-/// `--max-retries`: a count or `unlimited`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RetryLimit(pub Option<u64>);
-
-impl FromStr for RetryLimit {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.eq_ignore_ascii_case("unlimited") {
-            return Ok(RetryLimit(None));
-        }
-        s.parse::<u64>()
-            .map(|n| RetryLimit(Some(n)))
-            .map_err(|_| "expected a number of retries (0 or more) or 'unlimited'".into())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retry_limit() {
-        assert_eq!("unlimited".parse(), Ok(RetryLimit(None)));
-        assert_eq!("3".parse(), Ok(RetryLimit(Some(3))));
-        assert!("-1".parse::<RetryLimit>().is_err());
-    }
 }

@@ -37,7 +37,7 @@ pub fn run(config: &Config) -> Exit {
         Ok(rx) => rx,
         Err(e) => {
             reporter.error(&format!("cannot install signal handlers: {e}"));
-            return Exit::Usage;
+            return Exit::OwnFailure;
         }
     };
     let io = if config.pipeline.is_plain() {
@@ -47,7 +47,7 @@ pub fn run(config: &Config) -> Exit {
             Ok(io) => Some(io),
             Err(e) => {
                 reporter.error(&format!("cannot set up pipeline I/O: {e}"));
-                return Exit::Usage;
+                return Exit::OwnFailure;
             }
         }
     };
@@ -315,7 +315,7 @@ impl Supervisor<'_> {
                     let _ = self.events.recv();
                 }
                 self.stop_leftovers(&child, Stopping::killed());
-                return Err(Exit::Usage);
+                return Err(Exit::OwnFailure);
             }
             Some(Ok(io)) => Some(io),
             None => None,
