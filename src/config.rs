@@ -12,10 +12,11 @@ use anyhow::{Result, bail};
 use regex::bytes::Regex;
 
 use crate::backoff::{Jitter, Policy};
-use crate::cli::{Cli, Origins, RetryLimit, value_name};
+use crate::cli::{Cli, Origins, value_name};
 use crate::codes::{CodeSet, Conditions};
 use crate::duration::format_secs;
 use crate::preset::{Preset, Settings};
+use crate::types::{HookFailure, LogFormat, RetryLimit};
 
 /// How much retry says on stderr about its own progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,24 +27,6 @@ pub enum Verbosity {
     Normal,
     /// `--verbose`: also the arguments, each attempt's start and duration, and the seed.
     Verbose,
-}
-
-/// The format of retry's own progress on stderr.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// Lines for people: `retry: attempt 1 of 6: ...`.
-    Text,
-    /// One JSON object per event and line, for machines.
-    Json,
-}
-
-/// What a failing `--on-retry` hook does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum HookFailure {
-    /// Report it and go on retrying.
-    Continue,
-    /// Give up at once.
-    Stop,
 }
 
 /// Commands run around the retrying (`sh -c`).

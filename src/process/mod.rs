@@ -20,7 +20,7 @@ pub use unix::*;
 #[cfg(not(unix))]
 compile_error!("retry supervises processes with Unix signals and process groups: Unix only");
 
-use crate::status::{CANNOT_EXECUTE, KILLED, NOT_FOUND, TIMED_OUT};
+use crate::status::{self, CANNOT_EXECUTE, KILLED, NOT_FOUND, TIMED_OUT};
 
 /// Which of an attempt's standard streams are pipes to retry (the others are inherited).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -73,7 +73,7 @@ impl Outcome {
     pub fn status(&self) -> u8 {
         match self {
             Outcome::Exited(c) => *c,
-            Outcome::Signaled(n) => 128u8.saturating_add(u8::try_from(*n).unwrap_or(127)),
+            Outcome::Signaled(n) => status::of_signal(*n),
             Outcome::Stopped { killed: false, .. } => TIMED_OUT,
             Outcome::Stopped { killed: true, .. } => KILLED,
             Outcome::LaunchFailed { status, .. } => *status,

@@ -17,15 +17,14 @@ use retry_tool_simulate::{
     write_table,
 };
 
-use crate::cli::{Cli, Origins};
+use crate::cli::{Cli, ModelName, Origins, SimulateArgs};
 use crate::config::{self, Backoff};
 use crate::status::Exit;
 
-use super::args::{ModelName, SimulateArgs};
 use super::failure_rate;
 
 /// Runs the simulation that `cli` asks for (`--simulate` is given) and returns how retry ends:
-/// 0, or [`Exit::Usage`] after a one-line `retry: ...` message naming the flag at fault. A
+/// 0, or [`Exit::OwnFailure`] after a one-line `retry: ...` message naming the flag at fault. A
 /// closed stdout (`| head`) just ends the output.
 pub fn run_cli(cli: Cli, origins: &Origins) -> Exit {
     let done = match cli.simulate.model {
@@ -36,7 +35,7 @@ pub fn run_cli(cli: Cli, origins: &Origins) -> Exit {
         Ok(()) => Exit::Code(0),
         Err(e) => {
             eprintln!("retry: {e:#}");
-            Exit::Usage
+            Exit::OwnFailure
         }
     }
 }

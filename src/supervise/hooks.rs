@@ -12,7 +12,7 @@ use crate::duration::format_secs;
 use crate::process::{self, Ended};
 use crate::report::HookEnd;
 use crate::signals::{Event, PASS_ON_SIGNALS};
-use crate::status::{KILLED, TIMED_OUT};
+use crate::status::{self, KILLED, TIMED_OUT};
 
 impl Supervisor<'_> {
     /// The environment a hook gets on top of retry's own: the attempt that just ended, the
@@ -108,7 +108,7 @@ impl Supervisor<'_> {
             _ if stopped && killed => KILLED,
             _ if stopped => TIMED_OUT,
             Ended::Exited(c) => c,
-            Ended::Signaled(n) => 128u8.saturating_add(u8::try_from(n).unwrap_or(127)),
+            Ended::Signaled(n) => status::of_signal(n),
         });
         self.reporter.hook(name, &end);
         Ok(end)

@@ -114,7 +114,7 @@ impl Supervisor<'_> {
             return None;
         }
         let exit = if succeeded || end.io.stdin_truncated {
-            Exit::Usage
+            Exit::OwnFailure
         } else {
             exit_for(&end.outcome, output_failed)
         };

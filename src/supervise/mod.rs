@@ -36,7 +36,7 @@ pub fn run(config: &Config) -> Exit {
         Ok(events) => events,
         Err(e) => {
             reporter.error(&format!("cannot install signal handlers: {e}"));
-            return Exit::Usage;
+            return Exit::OwnFailure;
         }
     };
     let io = if config.pipeline.is_plain() {
@@ -46,7 +46,7 @@ pub fn run(config: &Config) -> Exit {
             Ok(io) => Some(io),
             Err(e) => {
                 reporter.error(&format!("cannot set up pipeline I/O: {e}"));
-                return Exit::Usage;
+                return Exit::OwnFailure;
             }
         }
     };
@@ -300,7 +300,7 @@ impl Supervisor<'_> {
                 }
                 self.events.unwatch_child();
                 self.stop_leftovers(&child, Stopping::killed());
-                return Err(Exit::Usage);
+                return Err(Exit::OwnFailure);
             }
             Some(Ok(io)) => Some(io),
             None => None,

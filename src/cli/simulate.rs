@@ -1,6 +1,6 @@
 //! The "Simulation" heading of the command line: `--simulate` and the flags only it reads,
 //! and the simulation's reading of `--jitter` as a list of modes. The policy comes from the
-//! usual Backoff and Stopping flags. [`super::run_cli`] turns them into a
+//! usual Backoff and Stopping flags. [`crate::simulate::run_cli`] turns them into a
 //! [`retry_tool_simulate::SimSpec`].
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
@@ -14,7 +14,7 @@ use clap::{Args, ValueEnum, ValueHint, value_parser};
 use retry_tool_simulate::Mode;
 use strum::VariantArray;
 
-/// The flags under the "Simulation" heading, flattened into [`crate::cli::Cli`]. None of them
+/// The flags under the "Simulation" heading, flattened into [`super::Cli`]. None of them
 /// reads the environment; all but `--simulate` need `--simulate`.
 #[derive(Clone, Debug, Default, Args)]
 #[command(next_help_heading = "Simulation")]
@@ -92,7 +92,7 @@ pub struct SimulateArgs {
     pub plot: Option<PathBuf>,
 
     /// `--jitter` (or `RETRY_JITTER`) read as the list of modes to compare, in order; `None`
-    /// when neither is set. [`crate::cli::parse`] fills it when `--simulate` is given, with
+    /// when neither is set. [`super::parse`] fills it when `--simulate` is given, with
     /// the parser of [`SimulateArgs::jitter_as_modes`]; a run reads `--jitter` as one mode.
     #[arg(skip)]
     pub modes: Option<Vec<Mode>>,
