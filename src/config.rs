@@ -5,6 +5,8 @@
 //! then `RETRY_PRESET`, then the built-in default. A preset named on the command line is more
 //! specific than a policy a CI pipeline exported for every step, hence its place.
 
+mod protect;
+
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -17,6 +19,8 @@ use crate::codes::{CodeSet, Conditions};
 use crate::duration::format_secs;
 use crate::preset::{Preset, Settings};
 use crate::types::{HookFailure, LogFormat, RetryLimit};
+
+pub use self::protect::{BudgetSettings, Protect, breaker, throttle};
 
 /// How much retry says on stderr about its own progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +106,8 @@ pub struct Config {
     pub pipeline: Pipeline,
     /// The program and its arguments; empty only with `dry_run`.
     pub command: Vec<OsString>,
+    /// `--splay` and `--budget`: protecting the service.
+    pub protect: Protect,
 }
 
 /// The first delay when nothing sets `--base`.
@@ -280,6 +286,13 @@ impl Config {
     /// and where a value came from when it was not the command line.
     pub fn from_cli(cli: Cli, origins: &Origins) -> Result<Config> {
         let backoff = Backoff::from_cli(&cli, origins)?;
+        let protect = Protect::from_cli(
+            &cli.protect,
+            origins,
+            &backoff,
+            cli.stopping.timeout.filter(|t| !t.is_zero()),
+            cli.stopping.kill_after.unwrap_or(DEFAULT_KILL_AFTER),
+        )?;
         let (stopping, conditions, output) = (cli.stopping, cli.conditions, cli.output);
         let verbosity = if output.quiet {
             Verbosity::Quiet
@@ -320,6 +333,7 @@ impl Config {
                 delay_from_output: conditions.delay_from_output,
             },
             command: cli.command,
+            protect,
         })
     }
 

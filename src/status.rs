@@ -2,6 +2,12 @@
 //!
 //! How the process then ends with it (a death by signal is raised again) is [`crate::finish`].
 
+/// The command was not run, try again later: `EX_TEMPFAIL` of sysexits.h ("Temporary failure,
+/// indicating something that is not really an error", and the request "should be reattempted
+/// later", <https://man.freebsd.org/cgi/man.cgi?query=sysexits>). retry exits with it when a run's
+/// `--budget` refuses it: the circuit breaker is open (or another run is probing it), or the
+/// shared cooldown lasts past the run's `--deadline`.
+pub const TEMP_FAIL: u8 = 75;
 /// Status of an attempt stopped at its timeout (or the deadline) by TERM, as coreutils `timeout`.
 pub const TIMED_OUT: u8 = 124;
 /// retry's own failure, not the command's: bad flags or values, a missing COMMAND, signal
@@ -33,6 +39,9 @@ pub enum Exit {
     Signal(i32),
     /// retry failed itself (see [`OWN_FAILURE`]): status 125, the error already reported.
     OwnFailure,
+    /// The run's budget refused it before its first attempt (see [`TEMP_FAIL`]): status 75,
+    /// the reason already reported; the command was not run.
+    TempFail,
 }
 
 impl Exit {
@@ -42,6 +51,7 @@ impl Exit {
             Exit::Code(c) => c,
             Exit::Signal(n) => of_signal(n),
             Exit::OwnFailure => OWN_FAILURE,
+            Exit::TempFail => TEMP_FAIL,
         }
     }
 }
@@ -58,5 +68,6 @@ mod tests {
         assert_eq!(Exit::Signal(64).code(), 192);
         assert_eq!(Exit::Signal(200).code(), 255);
         assert_eq!(Exit::OwnFailure.code(), 125);
+        assert_eq!(Exit::TempFail.code(), 75);
     }
 }

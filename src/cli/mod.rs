@@ -1,10 +1,10 @@
 //! The clap definition: parsing and help text only. [`crate::config`] validates what it parses.
 //!
 //! Flags are grouped by help heading, one flattened struct per heading, each in its own file
-//! ([`BackoffArgs`], [`StoppingArgs`], [`ConditionArgs`], [`OutputArgs`], [`HookArgs`], and
-//! [`SimulateArgs`]): a new flag goes into the struct of its heading. Each doc
-//! comment is a short line (`-h`), a blank line, then the long help (`--help` and the man page).
-//! A flag that may also be set from the environment carries `env = "RETRY_<FLAG>"`; [`parse`]
+//! ([`BackoffArgs`], [`StoppingArgs`], [`ConditionArgs`], [`OutputArgs`], [`HookArgs`],
+//! [`ProtectArgs`] and [`SimulateArgs`]): a new flag goes into the struct of its heading.
+//! Each doc comment is a short line (`-h`), a blank line, then the long help (`--help` and the
+//! man page). A flag that may also be set from the environment carries `env = "RETRY_<FLAG>"`; [`parse`]
 //! then keeps track of which values came from there, because a `--preset` given on the command
 //! line outranks them (see [`crate::config`]). [`generate`] writes the man page and the
 //! completions from this definition.
@@ -17,6 +17,7 @@ mod conditions;
 pub mod generate;
 mod hooks;
 mod output;
+mod protect;
 mod read;
 mod simulate;
 mod stopping;
@@ -31,6 +32,7 @@ pub use self::conditions::ConditionArgs;
 use self::generate::Target;
 pub use self::hooks::HookArgs;
 pub use self::output::{ByteLimit, OutputArgs};
+pub use self::protect::ProtectArgs;
 pub use self::simulate::{ModelName, SimulateArgs};
 pub use self::stopping::StoppingArgs;
 use crate::types::LogFormat;
@@ -87,6 +89,10 @@ pub struct Cli {
     /// Commands run before each retry and on giving up.
     #[command(flatten)]
     pub hooks: HookArgs,
+
+    /// Splay, and the retry budget and circuit breaker shared between runs.
+    #[command(flatten)]
+    pub protect: ProtectArgs,
 
     /// The contention simulation, run instead of a command.
     #[command(flatten)]

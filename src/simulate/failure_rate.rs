@@ -2,15 +2,18 @@
 //! [`FailureRateSpec`], then the table to stdout and the chart to the `--plot` file.
 //!
 //! The retries are a real run's: `--max-retries` (default 5, as for a run), `--deadline`, and the
-//! backoff of the usual flags with one `--jitter` mode (`no-backoff` allowed). The token bucket
-//! and the breaker have the defaults of [`FailureRateSpec::new`].
+//! backoff of the usual flags with one `--jitter` mode (`no-backoff` allowed). So are the token
+//! bucket (`--budget-max-tokens`, `--budget-token-ratio`, `--budget-refill`) and the breaker
+//! (`--breaker`, `--breaker-cooldown`), with the defaults of [`FailureRateSpec::new`] for what
+//! is not given: a real run's, but a threshold of [`BREAKER_THRESHOLD`] runs, since the
+//! `breaker` row needs one.
 
 use std::fs::File;
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use retry_tool_simulate::failure_rate::{
-    FailureRateSpec, RatePoint, render_failure_rate_svg, simulate_failure_rate,
+    BREAKER_THRESHOLD, FailureRateSpec, RatePoint, render_failure_rate_svg, simulate_failure_rate,
     sweep_failure_rates, write_failure_rate_table,
 };
 use retry_tool_simulate::{Mode, SpecError};
@@ -67,6 +70,10 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
         s.jitter.map(|j| vec![Mode::from(j)])
     });
     let backoff = Backoff::from_cli(&cli, origins)?;
+    let defaults = FailureRateSpec::new(requests, failure_rate);
+    let throttle = config::throttle(&cli.protect, origins)?;
+    let breaker =
+        config::breaker(&cli.protect, Some(BREAKER_THRESHOLD))?.unwrap_or(defaults.breaker);
     let mode = match modes.as_deref() {
         None => Mode::from(backoff.policy.jitter()),
         Some(&[one]) => one,
@@ -91,7 +98,9 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
             .map_or(Some(DEFAULT_MAX_RETRIES), |limit| limit.0),
         deadline: backoff.deadline,
         seed: backoff.seed.unwrap_or_else(rand::random),
-        ..FailureRateSpec::new(requests, failure_rate)
+        throttle,
+        breaker,
+        ..defaults
     };
     let checked = match args.plot {
         Some(_) => spec.validate_sweep(),
@@ -157,11 +166,12 @@ fn describe(spec: &FailureRateSpec, points: &[RatePoint]) -> String {
     let (t, b) = (&spec.throttle, &spec.breaker);
     format!(
         "failure-rate {rates}, {} requests at {}/s; retries: {retries}; budget: {} tokens, {} per \
-         success; breaker: {} in a row, {:?} cooldown; seed {}",
+         success{}; breaker: {} in a row, {:?} cooldown; seed {}",
         spec.requests,
         spec.arrivals_per_sec,
         t.max_tokens(),
         t.token_ratio(),
+        refill(t),
         b.threshold(),
         b.cooldown(),
         spec.seed
@@ -185,16 +195,25 @@ fn chart_title(spec: &FailureRateSpec) -> String {
     };
     let (t, b) = (&spec.throttle, &spec.breaker);
     format!(
-        "{} requests at {}/s, {retries}{deadline}, {backoff}; budget {} tokens, {} per success; \
+        "{} requests at {}/s, {retries}{deadline}, {backoff}; budget {} tokens, {} per success{}; \
          breaker {} in a row, {:?}; seed {}",
         spec.requests,
         spec.arrivals_per_sec,
         t.max_tokens(),
         t.token_ratio(),
+        refill(t),
         b.threshold(),
         b.cooldown(),
         spec.seed
     )
+}
+
+/// `, 1 back every 60s` when tokens also come back with time (`--budget-refill`); empty
+/// otherwise.
+fn refill(throttle: &retry_tool_backoff::Throttle) -> String {
+    throttle
+        .refill_every()
+        .map_or(String::new(), |every| format!(", 1 back every {every:?}"))
 }
 
 #[cfg(test)]
@@ -231,6 +250,41 @@ mod tests {
             .unwrap()
             .spec;
         assert_eq!(spec.max_retries, Some(2));
+    }
+
+    #[test]
+    fn the_budget_and_breaker_flags_tune_the_simulated_ones() {
+        let fr = "--simulate 7 --model failure-rate --failure-rate 0.5";
+        let spec = job(fr).unwrap().spec;
+        assert_eq!(spec.throttle, retry_tool_backoff::Throttle::default());
+        assert_eq!(spec.breaker.threshold(), BREAKER_THRESHOLD);
+        assert_eq!(spec.breaker.cooldown().as_secs(), 60);
+        let spec = job(&format!(
+            "{fr} --breaker 2 --breaker-cooldown 5s --budget-max-tokens 20 \
+             --budget-token-ratio 0.5 --budget-refill 1m"
+        ))
+        .unwrap()
+        .spec;
+        assert_eq!(
+            (spec.breaker.threshold(), spec.breaker.cooldown().as_secs()),
+            (2, 5)
+        );
+        assert_eq!(
+            (spec.throttle.max_tokens(), spec.throttle.token_ratio()),
+            (20.0, 0.5)
+        );
+        assert_eq!(spec.throttle.refill_every().map(|d| d.as_secs()), Some(60));
+        let text = describe(&spec, &[]);
+        assert!(text.contains("budget: 20 tokens, 0.5 per success, 1 back every 60s; breaker: 2 in a row, 5s cooldown"), "{text}");
+        let spec = job(&format!("{fr} --breaker-cooldown 1s")).unwrap().spec;
+        assert_eq!(spec.breaker.threshold(), BREAKER_THRESHOLD);
+        assert_eq!(spec.breaker.cooldown().as_secs(), 1);
+        assert!(
+            job(&format!(
+                "{fr} --budget-max-tokens 1 --budget-token-ratio 2"
+            ))
+            .is_err()
+        );
     }
 
     #[test]

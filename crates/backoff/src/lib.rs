@@ -11,6 +11,7 @@
 //! - [`Schedule`]: the delays of one run, in order.
 //! - [`GiveUpRule`]: a schedule under [`Limits`] (retries, deadline); after each failure it
 //!   returns the next delay or the reason to give up ([`GiveUp`]).
+//! - [`splay()`]: a random wait before the first attempt, `U(0, max)`.
 //!
 //! State shared by many runs (the `retry` command keeps it in a file or in Redis; its simulator
 //! in memory), times passed in as epoch milliseconds:
@@ -54,6 +55,7 @@ mod give_up;
 mod jitter;
 mod policy;
 pub mod shared_state;
+mod splay;
 pub mod throttle;
 
 pub use breaker::{Admission, BreakerPolicy, BreakerState, CircuitBreaker, ProbeLease, RunEnd};
@@ -61,4 +63,5 @@ pub use give_up::{GiveUp, GiveUpRule, Limits};
 pub use jitter::{Jitter, PROPORTIONAL_SPREAD};
 pub use policy::{Policy, PolicyError, Schedule};
 pub use shared_state::{AfterAttempt, AttemptOutcome, Begin, BudgetPolicy, SharedState};
+pub use splay::splay;
 pub use throttle::{Throttle, TokenBucket};

@@ -1,0 +1,363 @@
+//! The validated settings of the "Protecting the service" flags: the splay, and the KEY, store
+//! and policy of `--budget`. Also read by the simulator's `--model failure-rate` for its token
+//! bucket and breaker ([`throttle`], [`breaker`]).
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use super::{Backoff, Source};
+use crate::budget::breaker::{DEFAULT_COOLDOWN, DEFAULT_PROBE_LEASE};
+use crate::budget::{
+    BreakerPolicy, BudgetKey, BudgetPolicy, StoreLocation, Throttle, default_dir,
+    parse_store_location,
+};
+use crate::cli::{Origins, ProtectArgs};
+use crate::duration::format_secs;
+
+/// A run's `--splay` and `--budget` settings.
+#[derive(Clone, Debug, Default)]
+pub struct Protect {
+    /// `--splay`: the longest random wait before the first attempt; `None` when absent or 0.
+    pub splay: Option<Duration>,
+    /// `--budget`: state shared with every run using the same KEY; `None` without it.
+    pub budget: Option<BudgetSettings>,
+}
+
+/// What `--budget KEY` shares, where, and how.
+#[derive(Clone, Debug)]
+pub struct BudgetSettings {
+    /// The KEY.
+    pub key: BudgetKey,
+    /// `--budget-store`, or the default directory ([`default_dir`]).
+    pub store: StoreLocation,
+    /// The token bucket and the breaker (if `--breaker`).
+    pub policy: BudgetPolicy,
+}
+
+/// Where a value came from: its `RETRY_<FLAG>` variable or the command line.
+fn source(origins: &Origins, id: &str) -> Source {
+    if origins.is_env(id) {
+        Source::Env
+    } else {
+        Source::Flag
+    }
+}
+
+/// `--budget-max-tokens`, `--budget-token-ratio` and `--budget-refill` as a [`Throttle`]:
+/// gRFC A6's example values (10 tokens, 0.1 per success) for what is not given, no refill
+/// unless `--budget-refill` is more than 0.
+///
+/// # Errors
+/// A ratio above the maximum, naming both flags (and the variables they came from).
+pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
+    let defaults = Throttle::default();
+    let max = args.budget_max_tokens.unwrap_or(defaults.max_tokens());
+    let ratio = args
+        .budget_token_ratio
+        .unwrap_or(defaults.token_ratio().min(max));
+    if ratio > max {
+        bail!(
+            "--budget-token-ratio ({ratio}{}) must be at most --budget-max-tokens ({max}{})",
+            source(origins, "budget_token_ratio").suffix("budget-token-ratio"),
+            match args.budget_max_tokens {
+                Some(_) => source(origins, "budget_max_tokens").suffix("budget-max-tokens"),
+                None => " by default".to_string(),
+            }
+        );
+    }
+    let throttle = Throttle::new(max, ratio)
+        .map_err(|e| anyhow::anyhow!("--budget-max-tokens, --budget-token-ratio: {e}"))?;
+    match args.budget_refill.filter(|d| !d.is_zero()) {
+        Some(every) => throttle.with_refill(every).map_err(|e| {
+            anyhow::anyhow!(
+                "--budget-refill ({}{}): {e}",
+                format_secs(every),
+                source(origins, "budget_refill").suffix("budget-refill")
+            )
+        }),
+        None => Ok(throttle),
+    }
+}
+
+/// `--breaker N` and `--breaker-cooldown` as a [`BreakerPolicy`] with the default probe lease;
+/// `default_threshold` when `--breaker` is not given (`None`: no breaker).
+///
+/// # Errors
+/// None in practice (the threshold is at least 1 by then); kept for the policy's own checks.
+pub fn breaker(
+    args: &ProtectArgs,
+    default_threshold: Option<u32>,
+) -> Result<Option<BreakerPolicy>> {
+    let Some(threshold) = args.breaker.or(default_threshold) else {
+        return Ok(None);
+    };
+    let cooldown = args.breaker_cooldown.unwrap_or(DEFAULT_COOLDOWN);
+    BreakerPolicy::new(threshold, cooldown)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("--breaker ({threshold}): {e}"))
+}
+
+impl Protect {
+    /// Validates the flags of the heading for a run whose other settings are `backoff`,
+    /// `timeout` and `kill_after`.
+    ///
+    /// # Errors
+    /// A one-line message naming the flag (or variable) and value: a splay not shorter than
+    /// the deadline, a bad `--budget-store`, a ratio above the maximum, or a budget flag given
+    /// on the command line without `--budget` (from the environment they are simply unused,
+    /// so that `RETRY_BUDGET_STORE` can be set once for every run), `--breaker-cooldown`
+    /// without `--breaker`.
+    pub fn from_cli(
+        args: &ProtectArgs,
+        origins: &Origins,
+        backoff: &Backoff,
+        timeout: Option<Duration>,
+        kill_after: Duration,
+    ) -> Result<Protect> {
+        let splay = args.splay.filter(|d| !d.is_zero());
+        if let (Some(splay), Some(deadline)) = (splay, backoff.deadline)
+            && splay >= deadline
+        {
+            bail!(
+                "--splay ({}{}) must be shorter than the deadline ({}), which it counts against",
+                format_secs(splay),
+                source(origins, "splay").suffix("splay"),
+                format_secs(deadline)
+            );
+        }
+        let on_command_line = |id: &str, given: bool| given && !origins.is_env(id);
+        if args.breaker_cooldown.is_some()
+            && args.breaker.is_none()
+            && on_command_line("breaker_cooldown", true)
+        {
+            bail!("--breaker-cooldown needs --breaker N (the runs in a row that open it)");
+        }
+        let Some(key) = args.budget.clone() else {
+            let given = [
+                (
+                    "budget_store",
+                    "--budget-store",
+                    args.budget_store.is_some(),
+                ),
+                ("breaker", "--breaker", args.breaker.is_some()),
+                (
+                    "breaker_cooldown",
+                    "--breaker-cooldown",
+                    args.breaker_cooldown.is_some(),
+                ),
+                (
+                    "budget_max_tokens",
+                    "--budget-max-tokens",
+                    args.budget_max_tokens.is_some(),
+                ),
+                (
+                    "budget_token_ratio",
+                    "--budget-token-ratio",
+                    args.budget_token_ratio.is_some(),
+                ),
+                (
+                    "budget_refill",
+                    "--budget-refill",
+                    args.budget_refill.is_some(),
+                ),
+            ];
+            if let Some((_, flag, _)) = given.iter().find(|(id, _, g)| on_command_line(id, *g)) {
+                bail!("{flag} needs --budget KEY (the budget it applies to)");
+            }
+            return Ok(Protect {
+                splay,
+                budget: None,
+            });
+        };
+        let store = match &args.budget_store {
+            Some(value) => {
+                let name = if origins.is_env("budget_store") {
+                    "RETRY_BUDGET_STORE"
+                } else {
+                    "--budget-store"
+                };
+                parse_store_location(name, value).map_err(anyhow::Error::msg)?
+            }
+            None => StoreLocation::Dir(default_dir()),
+        };
+        let breaker = match breaker(args, None)? {
+            Some(policy) => Some(
+                policy
+                    .with_probe_lease(probe_lease(backoff, timeout, kill_after))
+                    .map_err(anyhow::Error::msg)?,
+            ),
+            None => None,
+        };
+        Ok(Protect {
+            splay,
+            budget: Some(BudgetSettings {
+                key,
+                store,
+                policy: BudgetPolicy {
+                    throttle: throttle(args, origins)?,
+                    breaker,
+                },
+            }),
+        })
+    }
+}
+
+/// How long a probe's lease lasts between renewals (each attempt's start and end renew it):
+/// at least [`DEFAULT_PROBE_LEASE`], and long enough for the longest wait between attempts
+/// (the cap) and for one attempt when something bounds it (`--timeout` or `--deadline`, plus
+/// the grace of `--kill-after`), so that a probe still running keeps its lease.
+fn probe_lease(backoff: &Backoff, timeout: Option<Duration>, kill_after: Duration) -> Duration {
+    let attempt = match (timeout, backoff.deadline) {
+        (Some(t), Some(d)) => Some(t.min(d)),
+        (t, d) => t.or(d),
+    };
+    let attempt = attempt.map_or(Duration::ZERO, |a| a.saturating_add(kill_after));
+    DEFAULT_PROBE_LEASE.max(backoff.policy.cap()).max(attempt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::{CommandFactory, FromArgMatches};
+
+    fn protect(args: &[&str], from_env: &[&str]) -> Result<Protect> {
+        let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
+        let matches = command
+            .try_get_matches_from(["retry", "--dry-run"].iter().chain(args))
+            .unwrap();
+        let cli = Cli::from_arg_matches(&matches).unwrap();
+        let mut origins = Origins::default();
+        from_env.iter().for_each(|id| origins.set_env(id));
+        let backoff = Backoff::from_cli(&cli, &origins)?;
+        Protect::from_cli(
+            &cli.protect,
+            &origins,
+            &backoff,
+            None,
+            Duration::from_secs(10),
+        )
+    }
+
+    #[test]
+    fn defaults_are_grfc_a6_and_no_breaker() {
+        let p = protect(&["--budget", "api"], &[]).unwrap();
+        let b = p.budget.unwrap();
+        assert_eq!(b.key.as_bytes(), b"api");
+        assert_eq!(b.policy, BudgetPolicy::default());
+        assert_eq!(b.store, StoreLocation::Dir(default_dir()));
+        assert!(p.splay.is_none());
+        assert!(protect(&[], &[]).unwrap().budget.is_none());
+        assert!(protect(&["--splay", "0"], &[]).unwrap().splay.is_none());
+    }
+
+    #[test]
+    fn tuning_and_breaker() {
+        let p = protect(
+            &[
+                "--budget",
+                "k",
+                "--budget-max-tokens",
+                "4",
+                "--budget-token-ratio",
+                "0.5",
+                "--budget-refill",
+                "1h",
+                "--breaker",
+                "3",
+                "--breaker-cooldown",
+                "10s",
+                "--budget-store",
+                "redis://:pw@h:1/2",
+            ],
+            &[],
+        )
+        .unwrap();
+        let b = p.budget.unwrap();
+        let t = b.policy.throttle;
+        assert_eq!((t.max_tokens(), t.token_ratio()), (4.0, 0.5));
+        assert_eq!(t.refill_every(), Some(Duration::from_secs(3600)));
+        let bp = b.policy.breaker.unwrap();
+        assert_eq!(
+            (bp.threshold(), bp.cooldown()),
+            (3, Duration::from_secs(10))
+        );
+        assert_eq!(bp.probe_lease(), DEFAULT_PROBE_LEASE);
+        assert_eq!(b.store.to_string(), "redis://:***@h:1/2");
+        // A small maximum keeps the default ratio within it.
+        let p = protect(&["--budget", "k", "--budget-max-tokens", "0.05"], &[]).unwrap();
+        assert_eq!(p.budget.unwrap().policy.throttle.token_ratio(), 0.05);
+    }
+
+    #[test]
+    fn a_long_attempt_or_cap_lengthens_the_probe_lease() {
+        let p = protect(&["--budget", "k", "--breaker", "1", "-c", "20m"], &[]);
+        let lease = p
+            .unwrap()
+            .budget
+            .unwrap()
+            .policy
+            .breaker
+            .unwrap()
+            .probe_lease();
+        assert_eq!(lease, Duration::from_secs(1200));
+        let p = protect(&["--budget", "k", "--breaker", "1", "-d", "1h"], &[]).unwrap();
+        let lease = p.budget.unwrap().policy.breaker.unwrap().probe_lease();
+        assert_eq!(lease, Duration::from_secs(3610));
+    }
+
+    #[test]
+    fn refusals_name_the_flag_and_where_it_came_from() {
+        let err = |args: &[&str], env: &[&str]| protect(args, env).unwrap_err().to_string();
+        assert_eq!(
+            err(&["--splay", "10s", "-d", "10s"], &[]),
+            "--splay (10.000s) must be shorter than the deadline (10.000s), which it counts \
+             against"
+        );
+        assert!(err(&["--splay", "1m", "-d", "5s"], &["splay"]).contains("from RETRY_SPLAY"));
+        assert_eq!(
+            err(&["--breaker", "3"], &[]),
+            "--breaker needs --budget KEY (the budget it applies to)"
+        );
+        assert!(err(&["--budget-store", "/x"], &[]).starts_with("--budget-store needs"));
+        // From the environment, a budget flag without --budget is unused, not an error.
+        assert!(protect(&["--budget-store", "/x"], &["budget_store"]).is_ok());
+        assert!(
+            err(&["--budget", "k", "--breaker-cooldown", "1s"], &[])
+                .starts_with("--breaker-cooldown needs --breaker")
+        );
+        let e = err(
+            &[
+                "--budget",
+                "k",
+                "--budget-max-tokens",
+                "2",
+                "--budget-token-ratio",
+                "3",
+            ],
+            &["budget_token_ratio"],
+        );
+        assert_eq!(
+            e,
+            "--budget-token-ratio (3 from RETRY_BUDGET_TOKEN_RATIO) must be at most \
+             --budget-max-tokens (2)"
+        );
+        let e = err(
+            &["--budget", "k", "--budget-store", "rediss://u:secret@h"],
+            &[],
+        );
+        assert!(
+            e.starts_with("--budget-store: TLS") && !e.contains("secret"),
+            "{e}"
+        );
+        let e = err(
+            &["--budget", "k", "--budget-store", "http://u:secret@h"],
+            &["budget_store"],
+        );
+        assert!(
+            e.starts_with("RETRY_BUDGET_STORE: ") && !e.contains("secret"),
+            "{e}"
+        );
+    }
+}
