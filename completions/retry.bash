@@ -23,7 +23,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-b -m -c -j -n -d -t -q -v -h -V --preset --base --multiplier --cap --jitter --seed --max-retries --deadline --timeout --kill-after --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --replay-stdin --max-replay --stdout-on-success --dry-run --quiet --verbose --log-format --on-retry --on-retry-fail --on-give-up --simulate --runs --model --capacity --failure-rate --plot --help --version"
+            opts="-b -m -c -j -n -d -t -q -v -h -V --preset --base --multiplier --cap --jitter --seed --max-retries --deadline --timeout --kill-after --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --replay-stdin --max-replay --stdout-on-success --dry-run --quiet --verbose --log-format --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --simulate --runs --model --capacity --failure-rate --plot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -134,6 +134,41 @@ _retry() {
                     return 0
                     ;;
                 --on-give-up)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --splay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget-store)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
+                --breaker)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --breaker-cooldown)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget-max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget-token-ratio)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget-refill)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

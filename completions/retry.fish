@@ -29,6 +29,14 @@ complete -c retry -l on-retry -d 'Run CMD with `sh -c` before each retry' -r
 complete -c retry -l on-retry-fail -d 'What a failing --on-retry hook does: continue or stop [default: continue]' -r -f -a "continue\t'Report it and go on retrying'
 stop\t'Give up at once'"
 complete -c retry -l on-give-up -d 'Run CMD with `sh -c` once, when giving up' -r
+complete -c retry -l splay -d 'Wait a random time, up to DURATION, before the first attempt' -r
+complete -c retry -l budget -d 'Share a retry budget, circuit breaker and cooldown with every run using KEY' -r
+complete -c retry -l budget-store -d 'Where --budget keeps its state: a directory or a redis:// URL [default: $XDG_RUNTIME_DIR/retry]' -r -f -a "(__fish_complete_directories)"
+complete -c retry -l breaker -d 'Open the circuit breaker after N runs in a row with --budget\'s KEY gave up' -r
+complete -c retry -l breaker-cooldown -d 'How long the circuit breaker stays open [default: 60s]' -r
+complete -c retry -l budget-max-tokens -d 'The retry budget\'s size: gRFC A6\'s maxTokens [default: 10]' -r
+complete -c retry -l budget-token-ratio -d 'Tokens a successful attempt gives back: gRFC A6\'s tokenRatio [default: 0.1]' -r
+complete -c retry -l budget-refill -d 'Give one token back every DURATION, whatever the attempts do [default: never]' -r
 complete -c retry -l simulate -d 'Simulate CLIENTS clients contending for one server (or, with --model failure-rate, CLIENTS requests to a failing service); runs no COMMAND' -r
 complete -c retry -l runs -d 'Runs averaged per point of the simulation [default: 100]' -r
 complete -c retry -l model -d 'What the simulated clients contend for: occ, rate-limit or failure-rate [default: occ]' -r -f -a "occ\t'One row under optimistic concurrency, as the published simulator'

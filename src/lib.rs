@@ -90,12 +90,18 @@ where
     if config.dry_run {
         let seed = config.seed.unwrap_or_else(crate::entropy::seed);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        // The first draw of the seed's sequence, as in a run.
+        let splay = config
+            .protect
+            .splay
+            .map(|max| backoff::splay(max, &mut rng));
         let mut out = io::stdout().lock();
         let written = report::dry_run(
             &mut out,
             &config.policy,
             config.max_retries,
             config.deadline,
+            splay,
             &mut rng,
         )
         .and_then(|()| out.flush());

@@ -11,9 +11,10 @@ use crate::duration::format_secs;
 /// Rows shown by `--dry-run` when retries are unlimited.
 pub const DRY_RUN_UNLIMITED_ROWS: u64 = 20;
 
-/// Writes the `--dry-run` table: a header line beginning with `retry`, then one row per planned
-/// retry: its number (from 1), the delay and the cumulative delay, as seconds with three
-/// decimals. The retries a real run would grant if every attempt failed at once, by the same
+/// Writes the `--dry-run` table: a header line beginning with `retry`, then, with `--splay`, a
+/// row `splay` with the drawn `splay` (the wait before the first attempt), then one row per
+/// planned retry: its number (from 1), the delay and the cumulative delay (the splay
+/// included), as seconds with three decimals. The retries a real run would grant if every attempt failed at once, by the same
 /// [`GiveUpRule`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited), and no
 /// row whose cumulative delay reaches `deadline` (nor any after it).
 ///
@@ -24,16 +25,22 @@ pub fn dry_run<W: Write, R: Rng + ?Sized>(
     policy: &Policy,
     max_retries: Option<u64>,
     deadline: Option<Duration>,
+    splay: Option<Duration>,
     rng: &mut R,
 ) -> io::Result<()> {
     writeln!(out, "{:<6} {:>12} {:>14}", "retry", "delay", "cumulative")?;
+    if let Some(splay) = splay {
+        let shown = format_secs(splay);
+        writeln!(out, "{:<6} {shown:>12} {shown:>14}", "splay")?;
+    }
     let rows = max_retries.unwrap_or(DRY_RUN_UNLIMITED_ROWS);
     let limits = Limits {
         max_retries,
         deadline,
     };
     let mut budget = GiveUpRule::new(policy.schedule(), limits);
-    let mut total = Duration::ZERO;
+    // The deadline counts from the start, splay included.
+    let mut total = splay.unwrap_or(Duration::ZERO);
     for retry in 1..=rows {
         let Ok(delay) = budget.next_delay(total, None, rng) else {
             break;

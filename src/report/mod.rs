@@ -1,5 +1,6 @@
 //! What retry says: progress on stderr (text lines, or JSON events with `--log-format json`),
-//! and the `--dry-run` schedule table ([`dry_run`], in `dry_run.rs`).
+//! and the `--dry-run` schedule table ([`dry_run`], in `dry_run.rs`). What it says about the
+//! splay and the retry budget is in `protect.rs`.
 //!
 //! Progress names the program, never its arguments (they often hold tokens) unless
 //! `--verbose`; both are escaped ([`escape`]), so a newline in a name cannot forge a line.
@@ -9,6 +10,7 @@
 
 mod dry_run;
 mod escape;
+mod protect;
 
 use std::ffi::OsString;
 use std::io::{self, Write};

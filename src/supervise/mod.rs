@@ -3,8 +3,10 @@
 
 mod hooks;
 mod io;
+mod protect;
 mod stop;
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -19,6 +21,7 @@ use crate::process::{self, Attempt, Ended, GroupMode, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
 use crate::signals::{Event, Events, PASS_ON_SIGNALS};
 use crate::status::Exit;
+use protect::Protection;
 use stop::Stopping;
 
 /// Runs the command under `config` until it succeeds, the retries are used up, the deadline
@@ -59,6 +62,7 @@ pub fn run(config: &Config) -> Exit {
         reporter,
         deadline: config.deadline.and_then(|d| start.checked_add(d)),
         io,
+        protect: Protection::open(config),
     }
     .run(seed)
 }
@@ -71,6 +75,8 @@ struct Supervisor<'a> {
     deadline: Option<Instant>,
     /// Pipeline I/O; `None` when attempts simply inherit retry's descriptors.
     io: Option<RunIo>,
+    /// `--splay` and `--budget` (protect.rs).
+    protect: RefCell<Protection>,
 }
 
 /// The end of one attempt.
@@ -88,7 +94,19 @@ struct AttemptEnd {
 
 impl Supervisor<'_> {
     fn run(&self, seed: u64) -> Exit {
+        // The splay is the first draw of the seed's sequence, as in `--dry-run`.
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        // Protecting the service (protect.rs): the breaker's admission, the splay and the
+        // shared cooldown before attempt 1; the run's end counted by the breaker.
+        let exit = match self.before_first_attempt(&mut rng) {
+            Ok(()) => self.attempts(&mut rng),
+            Err(exit) => exit,
+        };
+        self.budget_finish();
+        exit
+    }
+
+    fn attempts(&self, rng: &mut Xoshiro256PlusPlus) -> Exit {
         let mut schedule = self.config.policy.schedule();
         let max_attempts = self.config.max_attempts();
         let mut attempt: u64 = 1;
@@ -136,6 +154,8 @@ impl Supervisor<'_> {
             } else {
                 self.config.conditions.verdict(status)
             };
+            // Protecting the service (protect.rs): the attempt counted in the budget.
+            let budget = self.budget_attempt_end(attempt, verdict, findings.delay_hint);
             if verdict == Verdict::Success {
                 self.reporter.success(attempt, end.ran);
                 return Exit::Code(0);
@@ -153,6 +173,7 @@ impl Supervisor<'_> {
             } else {
                 self.replay_lost(attempt + 1)
             };
+            let give_up_reason = give_up_reason.or_else(|| budget.spent.clone());
             let failed_giving_up = |why: &str| {
                 self.reporter
                     .failed(attempt, &end.outcome, end.ran, None, output_failed);
@@ -167,11 +188,13 @@ impl Supervisor<'_> {
                      the hint is ignored"
                 ));
             }
-            let mut delay = schedule.next_delay(&mut rng);
+            let mut delay = schedule.next_delay(rng);
             // A server's hint (`--delay-from-output`) may lengthen the delay past the cap.
             if let Some(hint) = findings.delay_hint {
                 delay = delay.max(Duration::try_from_secs_f64(hint).unwrap_or(Duration::MAX));
             }
+            // So may the budget's shared cooldown, a hint any run with the KEY saw.
+            delay = delay.max(budget.wait());
             let wake = Instant::now().checked_add(delay);
             if let Some(deadline) = self.deadline
                 && wake.is_none_or(|w| w >= deadline)
@@ -209,6 +232,10 @@ impl Supervisor<'_> {
             if let Some(why) = self.replay_lost(attempt + 1) {
                 return self.give_up(attempt, &why, exit);
             }
+            // Protecting the service (protect.rs): a later cooldown another run set meanwhile.
+            if let Err(exit) = self.shared_cooldown(attempt + 1, Some(exit)) {
+                return exit;
+            }
             attempt += 1;
         }
     }
@@ -220,6 +247,7 @@ impl Supervisor<'_> {
 
     /// Gives up after `attempts` with `exit`: reports why and runs `--on-give-up`.
     fn give_up(&self, attempts: u64, why: &str, exit: Exit) -> Exit {
+        self.budget_gave_up();
         self.reporter.giving_up(attempts, why, exit.code());
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(attempts, exit, None);

@@ -1,0 +1,207 @@
+//! Protecting the service, in the supervisor: the `--splay` before the first attempt, and one
+//! run's use of its `--budget` ([`crate::budget`]), in the order that module documents:
+//! admission by the circuit breaker before anything else (a refused run exits 75 without
+//! running the command), the shared cooldown right before every attempt, each attempt counted
+//! in the token bucket (a refused retry gives up with "retry budget for KEY is spent"), and
+//! the run's end counted by the breaker. Every store error gives one warning and the run goes
+//! on as without a budget (fail open).
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant, SystemTime};
+
+use rand::Rng;
+
+use super::Supervisor;
+use crate::backoff::splay;
+use crate::budget::{Admission, AttemptOutcome, Budget, RunEnd, wait_until};
+use crate::codes::Verdict;
+use crate::config::{BudgetSettings, Config};
+use crate::status::Exit;
+
+/// One run's budget, and how the run is ending as the breaker counts it.
+#[derive(Debug)]
+pub(super) struct Protection {
+    /// The budget and its settings; `None` without `--budget`.
+    budget: Option<(Budget, BudgetSettings)>,
+    /// The breaker let this run through: its end is counted.
+    admitted: bool,
+    /// How the run ends; set on success and on giving up, otherwise it was abandoned.
+    end: Option<RunEnd>,
+}
+
+impl Protection {
+    /// Opens the budget `config` asks for (connecting to a Redis server, if that is the
+    /// store); a store that cannot be opened leaves its warning for the first use.
+    pub(super) fn open(config: &Config) -> RefCell<Protection> {
+        let budget = config.protect.budget.as_ref().map(|settings| {
+            let budget = Budget::open(&settings.store, settings.key.clone(), settings.policy);
+            (budget, settings.clone())
+        });
+        RefCell::new(Protection {
+            budget,
+            admitted: false,
+            end: None,
+        })
+    }
+}
+
+/// What the budget says after an attempt, for the supervisor's next step.
+#[derive(Debug, Default)]
+pub(super) struct BudgetVerdict {
+    /// The budget refused a retry: the reason to give up with.
+    pub(super) spent: Option<String>,
+    /// Do not start the next attempt before this (epoch ms): the shared cooldown.
+    wait_until_ms: Option<u64>,
+}
+
+impl BudgetVerdict {
+    /// How long from now the shared cooldown lasts (zero without one).
+    pub(super) fn wait(&self) -> Duration {
+        self.wait_until_ms.map_or(Duration::ZERO, wait_until)
+    }
+}
+
+impl Supervisor<'_> {
+    /// Runs `f` on the budget, if there is one and it still works, then reports the warning a
+    /// store error left.
+    fn with_budget<R>(
+        &self,
+        f: impl FnOnce(&mut Budget, &BudgetSettings) -> Option<R>,
+    ) -> Option<R> {
+        let mut protection = self.protect.borrow_mut();
+        let (budget, settings) = protection.budget.as_mut()?;
+        let result = f(budget, settings);
+        if let Some(warning) = budget.take_warning() {
+            self.reporter.warning(&warning);
+        }
+        result
+    }
+
+    /// Before attempt 1: the breaker's admission, then the splay, then the shared cooldown.
+    /// `Err` ends the run: [`Exit::TempFail`] when it is refused, the signal that stopped a
+    /// wait.
+    pub(super) fn before_first_attempt<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<(), Exit> {
+        let begin = self.with_budget(|budget, settings| {
+            let begin = budget.begin()?;
+            self.reporter
+                .budget_begin(budget.key(), &settings.store, &settings.policy, &begin);
+            Some((begin, budget.refusal(&begin.admission)))
+        });
+        if let Some((begin, refusal)) = begin {
+            if let (Admission::Refuse { until_ms, .. }, Some(why)) = (begin.admission, refusal) {
+                self.reporter.refused(&why, until_ms);
+                return Err(Exit::TempFail);
+            }
+            self.protect.borrow_mut().admitted = true;
+        }
+        if let Some(max) = self.config.protect.splay {
+            let delay = splay(max, rng);
+            self.reporter.splay(delay);
+            // `--splay` is shorter than the deadline (checked with the flags): no need to
+            // check it here.
+            self.wait(Instant::now().checked_add(delay))
+                .map_err(|signal| self.interrupted_by(signal))?;
+        }
+        self.shared_cooldown(1, None)
+    }
+
+    /// Right before attempt `attempt`: waits for the shared cooldown of the budget, as long as
+    /// the store has one (another run may set a later one meanwhile). If it would end at or
+    /// past the deadline, gives up at once: with `last` (the previous attempt's status), or,
+    /// before the first attempt, with [`Exit::TempFail`] without running the command.
+    pub(super) fn shared_cooldown(&self, attempt: u64, last: Option<Exit>) -> Result<(), Exit> {
+        loop {
+            let Some((until_ms, key)) =
+                self.with_budget(|budget, _| Some((budget.cooldown()?, budget.key().clone())))
+            else {
+                return Ok(());
+            };
+            let delay = wait_until(until_ms);
+            if delay.is_zero() {
+                return Ok(());
+            }
+            let wake = Instant::now().checked_add(delay);
+            if let Some(deadline) = self.deadline
+                && wake.is_none_or(|w| w >= deadline)
+            {
+                let why = format!(
+                    "the shared cooldown of budget {key} lasts until {}, past the deadline",
+                    humantime::format_rfc3339_seconds(crate::budget::from_epoch_ms(until_ms))
+                );
+                return Err(match last {
+                    Some(exit) => self.give_up(attempt - 1, &why, exit),
+                    None => {
+                        // No verdict on the service: the breaker does not count this run.
+                        self.protect.borrow_mut().end = Some(RunEnd::Abandoned);
+                        self.reporter.refused(&why, until_ms);
+                        Exit::TempFail
+                    }
+                });
+            }
+            self.reporter.cooldown(&key, attempt, until_ms, delay);
+            self.wait(wake)
+                .map_err(|signal| self.interrupted_by(signal))?;
+        }
+    }
+
+    /// After attempt `attempt`, whose `verdict` is known: counts it in the token bucket (a
+    /// success gives tokens back, a failure that would be retried takes one, anything else
+    /// neither) with the server's hint of `hint_secs` seconds (`--delay-from-output`), which
+    /// becomes the shared cooldown. Says whether the budget allows a retry and until when to
+    /// wait.
+    pub(super) fn budget_attempt_end(
+        &self,
+        attempt: u64,
+        verdict: Verdict,
+        hint_secs: Option<f64>,
+    ) -> BudgetVerdict {
+        let outcome = match verdict {
+            Verdict::Success => {
+                self.protect.borrow_mut().end = Some(RunEnd::Succeeded);
+                AttemptOutcome::Success
+            }
+            Verdict::Retry => AttemptOutcome::Failure,
+            Verdict::Stop => AttemptOutcome::Neutral,
+        };
+        let hint = hint_secs
+            .filter(|_| verdict != Verdict::Success)
+            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+            .and_then(|d| SystemTime::now().checked_add(d));
+        self.with_budget(|budget, settings| {
+            let after = budget.attempt_end(outcome, hint)?;
+            self.reporter
+                .budget_attempt(budget.key(), attempt, &after, &settings.policy);
+            Some(BudgetVerdict {
+                spent: (!after.retry_allowed).then(|| budget.spent()),
+                wait_until_ms: after.wait_until_ms,
+            })
+        })
+        .unwrap_or_default()
+    }
+
+    /// The run is giving up: the breaker will count it so.
+    pub(super) fn budget_gave_up(&self) {
+        self.protect.borrow_mut().end = Some(RunEnd::GaveUp);
+    }
+
+    /// At the very end of a run the breaker let through: counts how it ended (abandoned if it
+    /// neither succeeded nor gave up: a signal, retry's own error).
+    pub(super) fn budget_finish(&self) {
+        let (admitted, end) = {
+            let protection = self.protect.borrow();
+            (protection.admitted, protection.end)
+        };
+        if !admitted {
+            return;
+        }
+        let end = end.unwrap_or(RunEnd::Abandoned);
+        self.with_budget(|budget, settings| {
+            let state = budget.finish(end);
+            if budget.is_active() {
+                self.reporter
+                    .budget_end(budget.key(), end, state.as_ref(), &settings.policy);
+            }
+            Some(())
+        });
+    }
+}
