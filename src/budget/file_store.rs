@@ -1,6 +1,7 @@
 //! The default store: a directory of the user's own with, per KEY, a state file
 //! (`STEM.json`, 0600) and a lock file (`STEM.lock`, 0600) on which `flock(2)` is held only
-//! for one read-modify-write, never across a wait. A new state is written to `STEM.tmp` and
+//! for one read-modify-write that changes the state, never across a wait (an operation that
+//! changes nothing reads without it). A new state is written to `STEM.tmp` and
 //! renamed over `STEM.json`, so a run killed at any moment leaves the old state or the new one,
 //! never half of one; and the kernel releases a dead process's `flock`, so a run killed while
 //! holding the lock cannot wedge the others. Local file systems only: `flock` over NFS is not
@@ -123,34 +124,54 @@ impl FileStore {
         openat(&self.dir_fd, name, flags, Mode::from_bits_truncate(0o600)).map(File::from)
     }
 
-    /// Takes `flock(LOCK_EX)` on `lock`, polling `LOCK_NB` with short sleeps (0.25 ms growing
-    /// to 8 ms) until the lock timeout.
+    /// Takes `flock(LOCK_EX)` on `lock`: at once if it is free; otherwise a thread of its own
+    /// blocks in `flock(2)`, which the kernel wakes as soon as the holder releases the lock,
+    /// and this waits for that thread up to the lock timeout. (Polling with `LOCK_NB` and
+    /// sleeps, as a first version did, lets a waiter miss every moment the lock is free when
+    /// dozens of runs take it in turn: 40 runs started together on 2 busy cores gave up after
+    /// 100 ms by the dozen.) A thread still blocked at the timeout is left behind: if it gets
+    /// the lock later, it finds nobody waiting and releases it at once, and it ends with the
+    /// process anyway. Signals are blocked in every thread of retry (they arrive through a
+    /// signalfd), so `flock` is not interrupted.
     fn lock(&self, lock: File, name: &str) -> Result<Flock<File>, StoreError> {
+        let io = |error: Errno| StoreError::Io {
+            path: self.path(name),
+            error: error.into(),
+        };
+        let lock = match Flock::lock(lock, FlockArg::LockExclusiveNonblock) {
+            Ok(locked) => return Ok(locked),
+            Err((file, Errno::EWOULDBLOCK | Errno::EINTR)) => file,
+            Err((_, e)) => return Err(io(e)),
+        };
         let start = Instant::now();
-        let mut lock = lock;
-        let mut pause = Duration::from_micros(250);
-        loop {
-            match Flock::lock(lock, FlockArg::LockExclusiveNonblock) {
-                Ok(locked) => return Ok(locked),
-                Err((file, Errno::EWOULDBLOCK | Errno::EINTR)) => {
-                    let waited = start.elapsed();
-                    if waited >= self.lock_timeout {
-                        return Err(StoreError::LockTimeout {
-                            path: self.path(name),
-                            waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
-                        });
+        // Room for the one answer: the thread never blocks on sending it, and an answer
+        // nobody takes is dropped with the channel, releasing the lock.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let spawned = std::thread::Builder::new()
+            .name("budget-lock".into())
+            .spawn(move || {
+                let mut lock = lock;
+                let result = loop {
+                    match Flock::lock(lock, FlockArg::LockExclusive) {
+                        Err((file, Errno::EINTR)) => lock = file,
+                        other => break other.map_err(|(_, e)| e),
                     }
-                    std::thread::sleep(pause.min(self.lock_timeout - waited));
-                    pause = (pause * 2).min(Duration::from_millis(8));
-                    lock = file;
-                }
-                Err((_, e)) => {
-                    return Err(StoreError::Io {
-                        path: self.path(name),
-                        error: e.into(),
-                    });
-                }
-            }
+                };
+                let _ = tx.send(result);
+            });
+        if let Err(e) = spawned {
+            return Err(StoreError::Io {
+                path: self.path(name),
+                error: e,
+            });
+        }
+        match rx.recv_timeout(self.lock_timeout) {
+            Ok(Ok(locked)) => Ok(locked),
+            Ok(Err(e)) => Err(io(e)),
+            Err(_) => Err(StoreError::LockTimeout {
+                path: self.path(name),
+                waited_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }),
         }
     }
 
@@ -196,7 +217,12 @@ impl FileStore {
         renameat(&self.dir_fd, tmp.as_str(), &self.dir_fd, name).map_err(|e| io(name, e.into()))
     }
 
-    /// [`super::store::Store::update`] for this store: `f` runs exactly once, under the lock.
+    /// [`super::store::Store::update`] for this store. First without the lock: the state file
+    /// is only ever replaced whole (by `rename`), so a plain read sees a state some run
+    /// stored; if `f` leaves that state unchanged (a closed breaker admitting a run, no
+    /// cooldown to wait for), that is the answer, and no lock was taken. Otherwise `f` runs
+    /// again under the lock on the state read there, and its result is stored. Runs started
+    /// together thus queue for the lock only to change the state.
     ///
     /// # Errors
     /// [`StoreError::LockTimeout`], [`StoreError::Io`] or [`StoreError::Corrupt`].
@@ -208,6 +234,12 @@ impl FileStore {
         let stem = key.file_stem();
         let lock_name = format!("{stem}.lock");
         let data_name = format!("{stem}.json");
+        let seen = self.read_state(&data_name)?;
+        let mut unchanged = seen;
+        let result = f(&mut unchanged);
+        if unchanged == seen {
+            return Ok(result);
+        }
         let lock_file = self
             .open_in(&lock_name, OFlag::O_RDWR | OFlag::O_CREAT)
             .map_err(|e| StoreError::Io {

@@ -30,8 +30,16 @@ fn helper_entry() {
         ["hold", dir, key, ready] => {
             let store = FileStore::open(Path::new(dir)).unwrap();
             let key = BudgetKey::new(key.as_bytes().to_vec()).unwrap();
+            // The store runs the closure once without the lock, and again under it only when
+            // the first run changed the state.
+            let mut calls = 0;
             store
-                .update(&key, |_| {
+                .update(&key, |state| {
+                    calls += 1;
+                    state.updated_ms += 1;
+                    if calls == 1 {
+                        return;
+                    }
                     std::fs::write(ready, b"").unwrap();
                     loop {
                         std::thread::sleep(Duration::from_secs(60));

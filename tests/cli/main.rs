@@ -1,7 +1,10 @@
 //! Integration tests through the built `retry` binary: one test binary, a module per concern.
 
 mod helpers;
+#[path = "../common/redis_server.rs"]
+mod redis_server;
 
+mod budget;
 mod cli_errors;
 mod dry_run;
 mod ecosystem;

@@ -44,7 +44,9 @@ pub struct SharedState {
     /// Shared cooldown: no attempt of any run with this KEY before this time (epoch ms),
     /// stored from a server's hint.
     pub not_before_ms: Option<u64>,
-    /// When the state was last changed (epoch ms); informational.
+    /// When the state was last changed (epoch ms); informational. An operation that changes
+    /// nothing else leaves it too, so that a store need not write the state back (the file
+    /// store then takes no lock at all).
     pub updated_ms: u64,
 }
 
@@ -95,16 +97,25 @@ impl SharedState {
     /// Before the first attempt: asks the breaker (claiming the probe lease with `probe_id`
     /// when half-open) and reads the shared cooldown. First attempts are never throttled.
     pub fn begin(&mut self, policy: &BudgetPolicy, now_ms: u64, probe_id: u64) -> Begin {
-        self.updated_ms = now_ms;
+        let before = *self;
         let admission = match &policy.breaker {
             Some(bp) => self.breaker.admit(bp, now_ms, probe_id),
             None => Admission::Run,
         };
-        Begin {
+        let begin = Begin {
             admission,
             wait_until_ms: self.live_cooldown(now_ms),
             tokens: self.tokens(&policy.throttle, now_ms),
             breaker: policy.breaker.map(|_| self.breaker.state(now_ms)),
+        };
+        self.touch(before, now_ms);
+        begin
+    }
+
+    /// Sets [`SharedState::updated_ms`] to `now_ms` if the state changed since `before`.
+    fn touch(&mut self, before: SharedState, now_ms: u64) {
+        if *self != before {
+            self.updated_ms = now_ms;
         }
     }
 
@@ -166,9 +177,11 @@ impl SharedState {
         end: RunEnd,
         probe_id: Option<u64>,
     ) -> Option<BreakerState> {
-        self.updated_ms = now_ms;
         let bp = policy.breaker.as_ref()?;
-        Some(self.breaker.finish(bp, now_ms, end, probe_id))
+        let before = *self;
+        let state = self.breaker.finish(bp, now_ms, end, probe_id);
+        self.touch(before, now_ms);
+        Some(state)
     }
 
     /// The latest time (epoch ms) something in this state is still pending: the breaker's
@@ -233,6 +246,27 @@ mod tests {
         assert_eq!(s.begin(&policy, 3_000, 9).wait_until_ms, Some(31_000));
         assert_eq!(s.cooldown(&policy, 31_000, None), None);
         assert_eq!(s.not_before_ms, None);
+    }
+
+    #[test]
+    fn operations_that_change_nothing_leave_the_state_as_it_was() {
+        let policy = BudgetPolicy::default();
+        let mut s = SharedState::default();
+        s.begin(&policy, 5, 1);
+        assert_eq!(s, SharedState::default(), "a store need not write it back");
+        s.finish(&policy, 6, RunEnd::GaveUp, None);
+        assert_eq!(s, SharedState::default());
+        s.attempt_end(&policy, 7, AttemptOutcome::Failure, None, None);
+        assert_eq!(s.updated_ms, 7);
+        let with_breaker = BudgetPolicy {
+            breaker: Some(BreakerPolicy::new(3, Duration::from_secs(10)).unwrap()),
+            ..policy
+        };
+        let before = s;
+        s.begin(&with_breaker, 8, 1);
+        assert_eq!(s, before, "a closed breaker admits without a change");
+        s.finish(&with_breaker, 9, RunEnd::GaveUp, None);
+        assert_eq!((s.breaker.consecutive, s.updated_ms), (1, 9));
     }
 
     #[test]
