@@ -4,6 +4,7 @@ mod helpers;
 #[path = "../common/redis_server.rs"]
 mod redis_server;
 
+mod breaker;
 mod budget;
 mod cli_errors;
 mod dry_run;
@@ -25,5 +26,6 @@ mod security;
 mod signals;
 mod simulate;
 mod simulate_failure_rate;
+mod splay;
 mod terminal;
 mod timeouts;

@@ -1,0 +1,227 @@
+//! `--breaker N` through the binary: after N runs in a row with the KEY gave up, later runs exit
+//! 75 without running the command and say until when; after `--breaker-cooldown` exactly one
+//! run probes, whose success closes the breaker and whose failure opens it again.
+
+use std::path::Path;
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::Value;
+
+use crate::budget::events;
+use crate::helpers::{HANG_LIMIT, retry, retry_std, wait_with_limit};
+
+/// `retry -n 0 --budget K --budget-store STORE --breaker N --breaker-cooldown COOLDOWN`, then
+/// `extra` and the command.
+fn args(store: &Path, breaker: &str, cooldown: &str, extra: &[&str], cmd: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = ["-n", "0", "--budget", "K", "--budget-store"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    a.push(store.display().to_string());
+    a.extend(["--breaker", breaker, "--breaker-cooldown", cooldown].map(String::from));
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a.push("--".into());
+    a.extend(cmd.iter().map(|s| s.to_string()));
+    a
+}
+
+fn run(args: &[String]) -> Output {
+    retry().args(args).output().unwrap()
+}
+
+/// The time of day in a `... until 2026-01-01T00:00:00Z...` line (RFC 3339, to the second).
+fn until_in(text: &str) -> SystemTime {
+    let at = text.find("until ").expect("until") + "until ".len();
+    let stamp = &text[at..at + "2026-01-01T00:00:00Z".len()];
+    humantime::parse_rfc3339(stamp).unwrap_or_else(|e| panic!("{stamp:?}: {e}"))
+}
+
+/// Starts a run whose command creates `started`, then waits for `go`; returns once it either
+/// ended (refused: 75) or started the command (it is the probe).
+fn try_probe(args: &[String], started: &Path) -> Result<Child, Output> {
+    let mut child = retry_std()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if started.exists() {
+            return Ok(child);
+        }
+        if child.try_wait().unwrap().is_some() {
+            return Err(child.wait_with_output().unwrap());
+        }
+        assert!(start.elapsed() < HANG_LIMIT, "neither refused nor started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Runs [`try_probe`] until a run is let through (each refused one must exit 75).
+fn wait_for_probe(args: &[String], started: &Path) -> Child {
+    let start = Instant::now();
+    loop {
+        match try_probe(args, started) {
+            Ok(child) => return child,
+            Err(out) => {
+                assert_eq!(out.status.code(), Some(75), "{out:?}");
+                assert!(start.elapsed() < HANG_LIMIT, "no probe was let through");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+#[test]
+fn after_n_runs_gave_up_runs_exit_75_until_one_probe_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let d = dir.path();
+    let flags = |extra: &[&str], cmd: &[&str]| args(&store, "2", "2s", extra, cmd);
+    // Two runs in a row give up: the breaker opens.
+    for _ in 0..2 {
+        assert_eq!(run(&flags(&[], &["false"])).status.code(), Some(1));
+    }
+    let before = SystemTime::now();
+    let marker = d.join("marker");
+    let gave_up = d.join("gave-up");
+    let out = run(&flags(
+        &["--on-give-up", &format!("touch '{}'", gave_up.display())],
+        &["touch", marker.to_str().unwrap()],
+    ));
+    assert_eq!(out.status.code(), Some(75), "{out:?}");
+    assert!(!marker.exists(), "a refused run ran the command");
+    assert!(!gave_up.exists(), "a refused run is not a give-up");
+    let text = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with("retry: circuit breaker for K is open until ")
+            && text.ends_with(": not running touch (status 75)\n"),
+        "{text}"
+    );
+    let until = until_in(&text);
+    assert!(until > before - Duration::from_secs(1), "{text}");
+    assert!(until < before + Duration::from_secs(3), "{text}");
+
+    // The same in JSON: a `refused` event with status 75.
+    let out = run(&flags(
+        &["--log-format", "json"],
+        &["touch", marker.to_str().unwrap()],
+    ));
+    assert_eq!(out.status.code(), Some(75));
+    assert!(!marker.exists());
+    let ev = events(&out.stderr);
+    let refused: Vec<&Value> = ev.iter().filter(|e| e["event"] == "refused").collect();
+    assert_eq!(refused.len(), 1, "{ev:?}");
+    assert_eq!(refused[0]["status"], 75);
+    assert!(
+        refused[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("is open until")
+    );
+    let begin = ev.iter().find(|e| e["event"] == "budget").unwrap();
+    assert_eq!(begin["admission"], "refused");
+    assert_eq!(begin["breaker"]["state"], "open");
+    assert!(!ev.iter().any(|e| e["event"] == "attempt_start"), "{ev:?}");
+
+    // After the cooldown, one run probes; while it runs, the others are still refused.
+    let (started, go) = (d.join("started"), d.join("go"));
+    let probe_cmd = format!(
+        "touch '{}'; while [ ! -e '{}' ]; do sleep 0.01; done",
+        started.display(),
+        go.display()
+    );
+    let mut probe = wait_for_probe(&flags(&[], &["sh", "-c", &probe_cmd]), &started);
+    let out = run(&flags(&[], &["touch", marker.to_str().unwrap()]));
+    assert_eq!(out.status.code(), Some(75), "{out:?}");
+    assert!(!marker.exists());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("is half-open and another run is probing"),
+        "{text}"
+    );
+    // The probe succeeds: the breaker closes and runs go ahead.
+    std::fs::write(&go, b"").unwrap();
+    assert_eq!(wait_with_limit(&mut probe).code(), Some(0));
+    let out = run(&flags(&["-v"], &["touch", marker.to_str().unwrap()]));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(marker.exists());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("budget K: breaker closed (0 of 2 runs in a row gave up)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_probe_that_gives_up_opens_the_breaker_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let d = dir.path();
+    let flags = |extra: &[&str], cmd: &[&str]| args(&store, "1", "3s", extra, cmd);
+    assert_eq!(run(&flags(&[], &["false"])).status.code(), Some(1));
+    let started = d.join("started");
+    let failing = format!("touch '{}'; exit 4", started.display());
+    let mut probe = wait_for_probe(
+        &flags(&["--log-format", "json"], &["sh", "-c", &failing]),
+        &started,
+    );
+    assert_eq!(wait_with_limit(&mut probe).code(), Some(4));
+    let mut stderr = Vec::new();
+    std::io::Read::read_to_end(&mut probe.stderr.take().unwrap(), &mut stderr).unwrap();
+    let ev = events(&stderr);
+    let begin = ev.iter().find(|e| e["event"] == "budget").unwrap();
+    assert_eq!(begin["admission"], "probe");
+    let end = ev
+        .iter()
+        .find(|e| e["event"] == "budget" && e["phase"] == "end")
+        .unwrap();
+    assert_eq!(end["run"], "gave_up");
+    assert_eq!(end["breaker"]["state"], "open", "{end}");
+    // Open again for a whole cooldown.
+    let marker = d.join("marker");
+    let out = run(&flags(&[], &["touch", marker.to_str().unwrap()]));
+    assert_eq!(out.status.code(), Some(75), "{out:?}");
+    assert!(!marker.exists());
+}
+
+#[test]
+fn a_run_stopped_by_a_signal_is_not_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let ready = dir.path().join("ready");
+    let flags = args(
+        &store,
+        "1",
+        "1h",
+        &["--log-format", "json"],
+        &[
+            "sh",
+            "-c",
+            &format!("touch '{}'; sleep 60", ready.display()),
+        ],
+    );
+    let mut child = retry_std()
+        .args(&flags)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::helpers::wait_for_lines(&ready, 0);
+    crate::helpers::send(child.id(), libc::SIGTERM);
+    wait_with_limit(&mut child);
+    let out = child.wait_with_output().unwrap();
+    let ev = events(&out.stderr);
+    let end = ev
+        .iter()
+        .find(|e| e["event"] == "budget" && e["phase"] == "end")
+        .unwrap();
+    assert_eq!(end["run"], "abandoned");
+    assert_eq!(end["breaker"]["state"], "closed");
+    // With a threshold of 1, a counted give-up would have opened it.
+    let out = run(&args(&store, "1", "1h", &[], &["true"]));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
