@@ -147,6 +147,8 @@ impl Budget {
     /// At the end of a run that was admitted: counts it in the breaker. `None` without a
     /// breaker or without a store.
     pub fn finish(&mut self, end: RunEnd) -> Option<BreakerState> {
+        // Without a breaker there is nothing to count: no need to ask the store.
+        self.policy.breaker?;
         let (policy, probe) = (self.policy, self.probe());
         self.update(|s, now| s.finish(&policy, now, end, probe))
             .flatten()

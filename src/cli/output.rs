@@ -69,8 +69,9 @@ pub struct OutputArgs {
     ///
     /// json writes one JSON object per line on stderr for each event: attempt_start,
     /// attempt_end (with its status), wait (with the delay), hook, give_up, success and
-    /// interrupted, each with "elapsed" seconds since retry started, for CI systems to parse.
-    /// --quiet silences them too.
+    /// interrupted, each with "elapsed" seconds since retry started, for CI systems to parse;
+    /// with --splay and --budget also splay, budget (tokens left, the breaker's state),
+    /// cooldown, refused and warning. --quiet silences them too, but for errors and warnings.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text,
           hide_default_value = true)]
     pub log_format: LogFormat,

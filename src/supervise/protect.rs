@@ -27,7 +27,14 @@ pub(super) struct Protection {
     admitted: bool,
     /// How the run ends; set on success and on giving up, otherwise it was abandoned.
     end: Option<RunEnd>,
+    /// The shared cooldown as the store last told it, and when: read again only when that is
+    /// older than [`FRESH`].
+    known: Option<(Option<u64>, Instant)>,
 }
+
+/// How long what the store said about the shared cooldown is taken as still true: a wait of
+/// no time at all (`-b 0`) does not ask the store again, which would only queue for its lock.
+const FRESH: Duration = Duration::from_millis(10);
 
 impl Protection {
     /// Opens the budget `config` asks for (connecting to a Redis server, if that is the
@@ -41,6 +48,7 @@ impl Protection {
             budget,
             admitted: false,
             end: None,
+            known: None,
         })
     }
 }
@@ -88,6 +96,7 @@ impl Supervisor<'_> {
             Some((begin, budget.refusal(&begin.admission)))
         });
         if let Some((begin, refusal)) = begin {
+            self.protect.borrow_mut().known = Some((begin.wait_until_ms, Instant::now()));
             if let (Admission::Refuse { until_ms, .. }, Some(why)) = (begin.admission, refusal) {
                 self.reporter.refused(&why, until_ms);
                 return Err(Exit::TempFail);
@@ -111,9 +120,20 @@ impl Supervisor<'_> {
     /// before the first attempt, with [`Exit::TempFail`] without running the command.
     pub(super) fn shared_cooldown(&self, attempt: u64, last: Option<Exit>) -> Result<(), Exit> {
         loop {
-            let Some((until_ms, key)) =
-                self.with_budget(|budget, _| Some((budget.cooldown()?, budget.key().clone())))
-            else {
+            let known = self.protect.borrow().known;
+            let until = match known {
+                Some((until, at)) if at.elapsed() < FRESH => until,
+                _ => {
+                    // `None` either way after a store error: the budget is then off.
+                    let until = self.with_budget(|budget, _| budget.cooldown());
+                    self.protect.borrow_mut().known = Some((until, Instant::now()));
+                    until
+                }
+            };
+            let Some(until_ms) = until else {
+                return Ok(());
+            };
+            let Some(key) = self.with_budget(|budget, _| Some(budget.key().clone())) else {
                 return Ok(());
             };
             let delay = wait_until(until_ms);
@@ -167,7 +187,7 @@ impl Supervisor<'_> {
             .filter(|_| verdict != Verdict::Success)
             .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
             .and_then(|d| SystemTime::now().checked_add(d));
-        self.with_budget(|budget, settings| {
+        let verdict = self.with_budget(|budget, settings| {
             let after = budget.attempt_end(outcome, hint)?;
             self.reporter
                 .budget_attempt(budget.key(), attempt, &after, &settings.policy);
@@ -175,8 +195,14 @@ impl Supervisor<'_> {
                 spent: (!after.retry_allowed).then(|| budget.spent()),
                 wait_until_ms: after.wait_until_ms,
             })
-        })
-        .unwrap_or_default()
+        });
+        match verdict {
+            Some(verdict) => {
+                self.protect.borrow_mut().known = Some((verdict.wait_until_ms, Instant::now()));
+                verdict
+            }
+            None => BudgetVerdict::default(),
+        }
     }
 
     /// The run is giving up: the breaker will count it so.
