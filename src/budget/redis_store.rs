@@ -81,9 +81,13 @@ impl RedisStore {
             reason: e.to_string(),
         };
         let info = url.secret_url().into_connection_info().map_err(fail)?;
-        // No `CLIENT SETINFO` round trip at connect: one less command to time out on.
+        // No `CLIENT SETINFO` round trip at connect: one less command to time out on. And
+        // TCP_NODELAY, as Redis clients usually set it: a request never waits for the ACK of
+        // an earlier one (Nagle's algorithm).
         let settings = info.redis_settings().clone().set_skip_set_lib_name();
-        let client = redis::Client::open(info.set_redis_settings(settings)).map_err(fail)?;
+        let tcp = redis::io::tcp::TcpSettings::default().set_nodelay(true);
+        let info = info.set_redis_settings(settings).set_tcp_settings(tcp);
+        let client = redis::Client::open(info).map_err(fail)?;
         let con = client
             .get_connection_with_timeout(CONNECT_TIMEOUT)
             .map_err(fail)?;
