@@ -32,8 +32,9 @@ pub struct SimulateArgs {
     /// counted. Time is simulated: every network hop takes |Normal(10ms, 2ms)|. Prints a table
     /// of means: completion time (simulated ms), calls, calls per client, rejected calls and
     /// clients that gave up, a row per mode. The same --seed gives the same numbers. The
-    /// flags that only concern a real run (--timeout, the Conditions, Output and Hooks flags)
-    /// play no part. --model failure-rate asks another question: see --failure-rate.
+    /// flags that only concern a real run (--timeout, the Conditions, Output and Hooks flags,
+    /// --splay, --budget, --budget-store) play no part. --model failure-rate asks another
+    /// question: see --failure-rate.
     #[arg(id = "simulate", long = "simulate", value_name = "CLIENTS", allow_hyphen_values = true,
           value_parser = value_parser!(u32).range(1..), conflicts_with = "dry_run")]
     pub clients: Option<u32>,
@@ -73,7 +74,8 @@ pub struct SimulateArgs {
     /// flags and one --jitter mode); budget (the same, and a retry only while the token bucket
     /// shared by all requests allows it: gRFC A6, 10 tokens, 0.1 back per success); breaker
     /// (the budget, and a circuit breaker opening after 5 requests in a row gave up, for 60s,
-    /// then one probe). Columns: success %, load (calls per request), retries per request,
+    /// then one probe); --budget-max-tokens, --budget-token-ratio, --budget-refill, --breaker
+    /// and --breaker-cooldown change them as they change a run's. Columns: success %, load (calls per request), retries per request,
     /// requests whose retry the budget refused (spent %) and requests the breaker refused
     /// (refused %). Needs --model failure-rate; --plot sweeps it instead.
     #[arg(allow_hyphen_values = true, long, value_name = "X", value_parser = parse_failure_rate,

@@ -381,3 +381,76 @@ fn the_failure_rate_table_is_what_the_readme_shows() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
     assert!(out.stderr.is_empty());
 }
+
+#[test]
+fn the_fleet_cron_line_runs_as_written_but_for_a_shorter_splay() {
+    let line = example("cron-budget");
+    let line = line.trim();
+    // The five schedule fields, then the command cron hands to sh.
+    let command = line.splitn(6, ' ').nth(5).unwrap();
+    assert!(
+        command.contains("--splay 5m") && command.contains("--breaker 3"),
+        "{command}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // A stand-in for the job that fails with status 3 and counts its calls.
+    let calls = dir.path().join("calls");
+    let stub = bin.join("sync-inventory");
+    std::fs::write(
+        &stub,
+        format!("#!/bin/sh\necho x >> {}\nexit 3\n", calls.display()),
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&stub).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&stub, perm).unwrap();
+    // The default store, in a runtime directory of the test's own.
+    let runtime = dir.path().join("run");
+    std::fs::create_dir(&runtime).unwrap();
+    let env = [
+        ("XDG_RUNTIME_DIR", runtime.display().to_string()),
+        // The default 1 s base would make the test slow; nothing on the line sets it.
+        ("RETRY_BASE", "0".to_string()),
+    ];
+    // The line's flags plan a splay of up to 5 minutes.
+    let flags = command.split(" -- ").next().unwrap();
+    let out = sh(&format!("{flags} --dry-run"), dir.path(), &env);
+    assert!(out.status.success(), "{out:?}");
+    let table = String::from_utf8(out.stdout).unwrap();
+    let splay_row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(splay_row[0], "splay", "{table}");
+    let splay: f64 = splay_row[1].trim_end_matches('s').parse().unwrap();
+    assert!((0.0..=300.0).contains(&splay), "{table}");
+    // Run as written, but for a splay of 50ms instead of up to 5 minutes.
+    let command = command
+        .replace("/usr/local/bin/sync-inventory", "sync-inventory")
+        .replace("--splay 5m", "--splay 50ms");
+    let script = format!("PATH={}:$PATH; {command}", bin.display());
+    let count = || std::fs::read_to_string(&calls).map_or(0, |t| t.lines().count());
+    // The first run gets the 4 retries a full bucket grants, then the budget is spent.
+    let out = sh(&script, dir.path(), &env);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(count(), 5);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("giving up after 5 attempts: retry budget for inventory-api is spent"),
+        "{stderr}"
+    );
+    // Two more runs give up after their first attempt: three in a row open the breaker.
+    for _ in 0..2 {
+        assert_eq!(sh(&script, dir.path(), &env).status.code(), Some(3));
+    }
+    assert_eq!(count(), 7);
+    let out = sh(&script, dir.path(), &env);
+    assert_eq!(out.status.code(), Some(75), "{out:?}");
+    assert_eq!(count(), 7, "a refused run ran the job");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("retry: circuit breaker for inventory-api is open until ")
+            && stderr.ends_with(": not running sync-inventory (status 75)\n"),
+        "{stderr}"
+    );
+    assert!(runtime.join("retry/inventory-api.json").exists());
+}
