@@ -13,9 +13,9 @@ use nix::sys::signal::Signal;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
+use crate::backoff::{GiveUpRule, Limits};
 use crate::codes::Verdict;
 use crate::config::Config;
-use crate::duration::format_secs;
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
@@ -61,6 +61,7 @@ pub fn run(config: &Config) -> Exit {
         events,
         reporter,
         deadline: config.deadline.and_then(|d| start.checked_add(d)),
+        start,
         io,
         protect: Protection::open(config),
     }
@@ -73,6 +74,8 @@ struct Supervisor<'a> {
     reporter: Reporter,
     /// `--deadline` as an instant; `None` when absent or beyond what the clock can hold.
     deadline: Option<Instant>,
+    /// When the run started (the deadline counts from here).
+    start: Instant,
     /// Pipeline I/O; `None` when attempts simply inherit retry's descriptors.
     io: Option<RunIo>,
     /// `--splay` and `--budget` (protect.rs).
@@ -107,8 +110,14 @@ impl Supervisor<'_> {
     }
 
     fn attempts(&self, rng: &mut Xoshiro256PlusPlus) -> Exit {
-        let mut schedule = self.config.policy.schedule();
-        let max_attempts = self.config.max_attempts();
+        // The one give-up rule, shared with `--dry-run` and the simulator.
+        let mut rule = GiveUpRule::new(
+            self.config.policy.schedule(),
+            Limits {
+                max_retries: self.config.max_retries,
+                deadline: self.config.deadline,
+            },
+        );
         let mut attempt: u64 = 1;
         loop {
             let mut end = match self.run_attempt(attempt) {
@@ -166,14 +175,9 @@ impl Supervisor<'_> {
                 Some(format!("status {status} is not retried"))
             } else if process::stdout_reader_gone() {
                 Some("the reader of stdout is gone".to_string())
-            } else if max_attempts.is_some_and(|m| attempt >= m) {
-                Some("no retries left".to_string())
-            } else if self.deadline_passed() {
-                Some("the deadline has passed".to_string())
             } else {
                 self.replay_lost(attempt + 1)
             };
-            let give_up_reason = give_up_reason.or_else(|| budget.spent.clone());
             let failed_giving_up = |why: &str| {
                 self.reporter
                     .failed(attempt, &end.outcome, end.ran, None, output_failed);
@@ -182,26 +186,27 @@ impl Supervisor<'_> {
             if let Some(why) = give_up_reason {
                 return failed_giving_up(&why);
             }
+            // A server's hint (`--delay-from-output`) may lengthen the delay past the cap.
+            let hint = findings
+                .delay_hint
+                .map(|h| Duration::try_from_secs_f64(h).unwrap_or(Duration::MAX));
+            // So may the budget's shared cooldown: a hint any run with the KEY saw.
+            let hint = budget.lengthen(hint);
+            let now = Instant::now();
+            let delay = match rule.next_delay(now.saturating_duration_since(self.start), hint, rng)
+            {
+                Ok(delay) => delay,
+                Err(why) => return failed_giving_up(&why.to_string()),
+            };
+            // Protecting the service (protect.rs): a retry the budget refuses.
+            if let Some(why) = &budget.spent {
+                return failed_giving_up(why);
+            }
+            let wake = now.checked_add(delay);
             if let Some(text) = &end.io.bad_hint {
                 self.reporter.error(&format!(
                     "--delay-from-output captured '{text}', which is not a number of seconds: \
                      the hint is ignored"
-                ));
-            }
-            let mut delay = schedule.next_delay(rng);
-            // A server's hint (`--delay-from-output`) may lengthen the delay past the cap.
-            if let Some(hint) = findings.delay_hint {
-                delay = delay.max(Duration::try_from_secs_f64(hint).unwrap_or(Duration::MAX));
-            }
-            // So may the budget's shared cooldown, a hint any run with the KEY saw.
-            delay = delay.max(budget.wait());
-            let wake = Instant::now().checked_add(delay);
-            if let Some(deadline) = self.deadline
-                && wake.is_none_or(|w| w >= deadline)
-            {
-                return failed_giving_up(&format!(
-                    "the next delay ({}) would end at or past the deadline",
-                    format_secs(delay)
                 ));
             }
             self.reporter

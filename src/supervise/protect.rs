@@ -63,9 +63,13 @@ pub(super) struct BudgetVerdict {
 }
 
 impl BudgetVerdict {
-    /// How long from now the shared cooldown lasts (zero without one).
-    pub(super) fn wait(&self) -> Duration {
-        self.wait_until_ms.map_or(Duration::ZERO, wait_until)
+    /// `hint` (a server's, for the delay before the next attempt) lengthened to the shared
+    /// cooldown still to wait, if there is one.
+    pub(super) fn lengthen(&self, hint: Option<Duration>) -> Option<Duration> {
+        let Some(wait) = self.wait_until_ms.map(wait_until).filter(|w| !w.is_zero()) else {
+            return hint;
+        };
+        Some(hint.map_or(wait, |h| h.max(wait)))
     }
 }
 
