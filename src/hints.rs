@@ -21,6 +21,10 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
+/// The longest header line read, in bytes (without its line end): longer lines are not headers
+/// a server sends (servers commonly refuse fields past 8 KiB) and are skipped.
+pub const MAX_HEADER_LINE: usize = 8 * 1024;
+
 /// Where a hint came from; its [`fmt::Display`] is the name shown in the progress line
 /// (`retrying in 30.000s (Retry-After)`) and in the JSON `wait` event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,7 +147,7 @@ impl HeaderHints {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         // `curl -v` prints received headers after "< ".
         let line = line.strip_prefix(b"< ").unwrap_or(line);
-        if line.len() > 8 * 1024 {
+        if line.len() > MAX_HEADER_LINE {
             return;
         }
         let Ok(line) = std::str::from_utf8(line) else {

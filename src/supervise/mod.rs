@@ -1,10 +1,16 @@
 //! The supervisor loop: run an attempt, decide, wait (interruptibly), run hooks, report, and
 //! end with the right status. Knows the validated [`Config`], never the command line.
 
+mod ci;
+mod hints;
 mod hooks;
+mod idle;
 mod io;
+mod reset;
+mod run_env;
 mod stop;
 
+use std::cell::{Cell, RefCell};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -26,13 +32,15 @@ use stop::Stopping;
 /// passes, or a signal stops it; returns how retry must end.
 pub fn run(config: &Config) -> Exit {
     let start = Instant::now();
+    let run_id = run_env::new_run_id();
     let reporter = Reporter::new(
         config.verbosity,
         config.log_format,
         &config.command,
         config.max_attempts(),
         start,
-    );
+    )
+    .with_run_id(&run_id);
     let events = match signals::listen() {
         Ok(rx) => rx,
         Err(e) => {
@@ -54,14 +62,19 @@ pub fn run(config: &Config) -> Exit {
     process::become_subreaper();
     let seed = config.seed.unwrap_or_else(rand::random);
     reporter.start(&config.policy, config.deadline, config.timeout, seed);
-    Supervisor {
+    let supervisor = Supervisor {
         config,
         events,
         reporter,
         deadline: config.deadline.and_then(|d| start.checked_add(d)),
         io,
-    }
-    .run(seed)
+        run_id,
+        last_attempt: Cell::new(config.max_attempts()),
+        statuses: RefCell::default(),
+        gave_up: RefCell::default(),
+    };
+    let exit = supervisor.run(seed);
+    supervisor.finish_run(exit)
 }
 
 struct Supervisor<'a> {
@@ -72,6 +85,14 @@ struct Supervisor<'a> {
     deadline: Option<Instant>,
     /// Pipeline I/O; `None` when attempts simply inherit retry's descriptors.
     io: Option<RunIo>,
+    /// `RETRY_RUN_ID`: the same for every attempt and hook of this run.
+    run_id: String,
+    /// The last attempt the run may make ([`Supervisor::max_attempts`]; `--reset-after`).
+    last_attempt: Cell<Option<u64>>,
+    /// Each attempt's status, for GitHub Actions ([`Supervisor::record_status`]).
+    statuses: RefCell<Vec<u8>>,
+    /// Why retry gave up, once it has.
+    gave_up: RefCell<Option<String>>,
 }
 
 /// The end of one attempt.
@@ -91,7 +112,6 @@ impl Supervisor<'_> {
     fn run(&self, seed: u64) -> Exit {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut schedule = self.config.policy.schedule();
-        let max_attempts = self.config.max_attempts();
         let mut attempt: u64 = 1;
         loop {
             let mut end = match self.run_attempt(attempt) {
@@ -103,6 +123,7 @@ impl Supervisor<'_> {
             // Exit status 0 that the output says is a failure (`--retry-if-output`).
             let output_failed = status == 0 && findings.retry_match;
             let succeeded = status == 0 && !output_failed;
+            self.record_status(if output_failed { 1 } else { status });
             self.reporter
                 .attempt_end(attempt, &end.outcome, end.ran, output_failed);
             // Nothing of an attempt that did not succeed outlives it: what it left running
@@ -141,13 +162,16 @@ impl Supervisor<'_> {
                 self.reporter.success(attempt, end.ran);
                 return Exit::Code(0);
             }
+            if verdict == Verdict::Retry && self.reset_if_long(attempt, end.ran) {
+                schedule = self.config.policy.schedule();
+            }
             let give_up_reason = if findings.stop_match {
                 Some("its output matched --stop-if-output".to_string())
             } else if verdict == Verdict::Stop {
                 Some(format!("status {status} is not retried"))
             } else if process::stdout_reader_gone() {
                 Some("the reader of stdout is gone".to_string())
-            } else if max_attempts.is_some_and(|m| attempt >= m) {
+            } else if self.max_attempts().is_some_and(|m| attempt >= m) {
                 Some("no retries left".to_string())
             } else if self.deadline_passed() {
                 Some("the deadline has passed".to_string())
@@ -164,15 +188,16 @@ impl Supervisor<'_> {
             }
             if let Some(text) = &end.io.bad_hint {
                 self.reporter.error(&format!(
-                    "--delay-from-output captured '{text}', which is not a number of seconds: \
-                     the hint is ignored"
+                    "--delay-from-output captured '{text}', which is neither a number of seconds \
+                     nor an HTTP-date: the hint is ignored"
                 ));
             }
-            let mut delay = schedule.next_delay(&mut rng);
-            // A server's hint (`--delay-from-output`) may lengthen the delay past the cap.
-            if let Some(hint) = findings.delay_hint {
-                delay = delay.max(Duration::try_from_secs_f64(hint).unwrap_or(Duration::MAX));
-            }
+            // A server's hint may lengthen the delay past the cap, or make retry give up.
+            let wait = match self.hinted_delay(schedule.next_delay(&mut rng), findings.delay_hint) {
+                Ok(wait) => wait,
+                Err(why) => return failed_giving_up(&why),
+            };
+            let delay = wait.delay;
             let wake = Instant::now().checked_add(delay);
             if let Some(deadline) = self.deadline
                 && wake.is_none_or(|w| w >= deadline)
@@ -183,7 +208,7 @@ impl Supervisor<'_> {
                 ));
             }
             self.reporter
-                .failed(attempt, &end.outcome, end.ran, Some(delay), output_failed);
+                .failed(attempt, &end.outcome, end.ran, Some(wait), output_failed);
             // The hook runs within the delay: the next attempt still starts at `wake`. Like an
             // attempt, it is stopped at the deadline.
             if let Some(script) = &self.config.hooks.on_retry {
@@ -218,6 +243,7 @@ impl Supervisor<'_> {
 
     /// Gives up after `attempts` with `exit`: reports why and runs `--on-give-up`.
     fn give_up(&self, attempts: u64, why: &str, exit: Exit) -> Exit {
+        self.gave_up.replace(Some(why.to_string()));
         self.reporter.giving_up(attempts, why, exit.code());
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(attempts, exit, None);
@@ -229,6 +255,7 @@ impl Supervisor<'_> {
     /// Reports a stop signal that arrived between attempts and ends retry by it.
     fn die_by(&self, signal: i32) -> ! {
         self.reporter.interrupted(signal);
+        self.finish_run(Exit::Signal(signal));
         process::die_by_signal(signal);
         std::process::exit(i32::from(Exit::Signal(signal).code()))
     }
@@ -276,14 +303,14 @@ impl Supervisor<'_> {
     fn run_attempt(&self, attempt: u64) -> Result<AttemptEnd, Exit> {
         self.reporter.attempt_start(attempt);
         let max = self
-            .config
             .max_attempts()
             .map(|m| m.to_string())
             .unwrap_or_default();
-        let env = [
+        let mut env = vec![
             ("RETRY_ATTEMPT", attempt.to_string()),
             ("RETRY_MAX_ATTEMPTS", max),
         ];
+        env.extend(self.run_env());
         let started = Instant::now();
         let piped = self.io.as_ref().map(RunIo::piped).unwrap_or_default();
         // Decided for each attempt: `retry ... &` then `fg` puts retry in the foreground.
@@ -332,7 +359,7 @@ impl Supervisor<'_> {
         let mut stopped_by: Option<(StopReason, Duration)> = None;
         let mut interrupted = None;
         let ended = loop {
-            let event = self.next_event(stop.wake());
+            let event = self.next_event(self.attempt_wake(&stop, attempt_io.as_ref()));
             match event {
                 Some(Event::Child) => {
                     if let Some(ended) = child.try_reap() {
@@ -358,9 +385,12 @@ impl Supervisor<'_> {
                     }
                 }
                 None => {
+                    let Some(why) = self.due(&stop, attempt_io.as_ref(), reason) else {
+                        continue; // Output arrived: not idle after all.
+                    };
                     if let Some(signal) = stop.escalate(self.config.kill_after) {
                         if signal == Signal::SIGTERM {
-                            stopped_by = Some((reason, started.elapsed()));
+                            stopped_by = Some((why, started.elapsed()));
                         }
                         child.signal_tree(signal);
                         child.signal_tree(Signal::SIGCONT);
