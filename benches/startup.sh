@@ -1,76 +1,104 @@
 #!/usr/bin/env bash
-# Start-up cost of a wrapper around a command that succeeds at once: ours (`retry -- true`)
-# against coreutils `timeout 10 true`, the Debian package `retry` (minfrin's, /usr/bin/retry)
-# and bare `true`.
+# Start-up of `retry -- true`: the default `cargo build --release` binary and the statically
+# linked one (as dist/release.sh ships it), against each other, coreutils `timeout 10 true`,
+# the Debian package `retry` (minfrin's, /usr/bin/retry) and bare `true`, each wrapping `true`.
 #
-# Wall time: hyperfine (no shell, warmup, many runs), median and mean.
-# Memory: peak RSS from `/usr/bin/time -v` ("Maximum resident set size", the largest of the
-# wrapper and `true`), median of RUNS runs.
+# Paired and alternating: every round runs each command once, in a new random order, timing
+# spawn to reap (Python's os.posix_spawn and os.waitpid, perf_counter_ns); the ratio of two
+# commands is taken within each round and the median of those ratios reported, so that a
+# slow moment of the shared machine weighs on both sides of a ratio alike. Also the median
+# wall time of each command, and the peak RSS of the two builds of retry (`/usr/bin/time -v`,
+# median of RSS_RUNS runs).
 #
-# Usage: benches/startup.sh              (builds target/release/retry first)
-# Needs hyperfine, GNU time and the Debian `retry` package; installs them with apt-get when
-# missing (as root).
+# Usage: benches/startup.sh          (builds both binaries first)
+# ROUNDS (default 1000) rounds after WARMUP (default 50); RSS_RUNS (default 30).
+# Needs python3, GNU time and the Debian `retry` package; installs the last two with apt-get
+# when missing (as root).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-RUNS=${RUNS:-50}           # /usr/bin/time runs per command
-HF_RUNS=${HF_RUNS:-1000}   # hyperfine runs per command
+ROUNDS=${ROUNDS:-1000}
+WARMUP=${WARMUP:-50}
+RSS_RUNS=${RSS_RUNS:-30}
+TARGET=x86_64-unknown-linux-gnu
 
 missing=()
-command -v hyperfine >/dev/null || missing+=(hyperfine)
 [ -x /usr/bin/time ] || missing+=(time)
 [ -x /usr/bin/retry ] || missing+=(retry)
 if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq && apt-get install -y -qq "${missing[@]}"
 fi
 
-cargo build --release -q
-# Ours is always called by path; /usr/bin/retry is the Debian package.
-commands=(
-    "true"
-    "./target/release/retry -- true"
-    "timeout 10 true"
-    "/usr/bin/retry -- true"
-)
-labels=(
-    "true (bare)"
-    "retry -- true (ours)"
-    "timeout 10 true (coreutils)"
-    "retry -- true (Debian $(dpkg-query -W -f='${Version}' retry 2>/dev/null || echo '?'))"
-)
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-# Every command must succeed, or the figures mean nothing.
-for c in "${commands[@]}"; do
-    # shellcheck disable=SC2086 # word splitting of the command line is intended
-    $c || { echo "startup.sh: '$c' failed" >&2; exit 1; }
-done
-
-# hyperfine's outlier warnings go to a file; shown only if it fails.
-if ! hyperfine -N --warmup 50 --runs "$HF_RUNS" --style none \
-    --export-csv "$work/hf.csv" "${commands[@]}" >/dev/null 2>"$work/hf.err"; then
-    cat "$work/hf.err" >&2
-    exit 1
-fi
-
-# peak_rss COMMAND: median of RUNS peak RSS readings, in KiB.
-peak_rss() {
-    for _ in $(seq "$RUNS"); do
-        # shellcheck disable=SC2086
-        /usr/bin/time -v $1 2>&1 >/dev/null | awk -F: '/Maximum resident set size/ { print $2 + 0 }'
-    done | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+# The default build, and the static one exactly as dist/release.sh makes it.
+cargo build --release -q --bin retry
+RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+crt-static" CARGO_PROFILE_RELEASE_STRIP=symbols \
+    cargo build --release -q --bin retry --target "$TARGET"
+static="target/$TARGET/release/retry"
+dynamic=target/release/retry
+case $(ldd "$static" 2>&1 || true) in
+    *"statically linked"* | *"not a dynamic executable"*) ;;
+    *) echo "startup.sh: $static is not static" >&2; exit 1 ;;
+esac
 
 echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), Linux $(uname -r)"
-echo "# wall: hyperfine -N, warmup 50, $HF_RUNS runs; peak RSS: /usr/bin/time -v, median of $RUNS runs"
-printf '%-32s %12s %12s %14s\n' command "median (ms)" "mean (ms)" "peak RSS (KiB)"
-for i in "${!commands[@]}"; do
-    # hyperfine's CSV: command,mean,stddev,median,user,system,min,max (seconds).
-    read -r mean median < <(awk -F, -v c="${commands[$i]}" '$1 == c { print $2, $4 }' "$work/hf.csv")
-    printf '%-32s %12.2f %12.2f %14s\n' "${labels[$i]}" \
-        "$(awk -v s="$median" 'BEGIN { print s * 1000 }')" \
-        "$(awk -v s="$mean" 'BEGIN { print s * 1000 }')" \
-        "$(peak_rss "${commands[$i]}")"
-done
+echo "# static: $static ($(stat -c %s "$static") bytes); default: $dynamic ($(stat -c %s "$dynamic") bytes)"
+echo "# Debian retry $(dpkg-query -W -f='${Version}' retry); $ROUNDS rounds after $WARMUP, order shuffled in each"
+
+python3 - "$ROUNDS" "$WARMUP" "$static" "$dynamic" <<'EOF'
+import os, random, statistics, sys, time
+
+rounds, warmup = int(sys.argv[1]), int(sys.argv[2])
+static, dynamic = sys.argv[3], sys.argv[4]
+commands = {
+    "static": [static, "--", "true"],
+    "default": [dynamic, "--", "true"],
+    "timeout": ["/usr/bin/timeout", "10", "true"],
+    "debian": ["/usr/bin/retry", "--", "true"],
+    "true": ["/bin/true"],
+}
+labels = {
+    "static": "retry -- true (static)",
+    "default": "retry -- true (default build)",
+    "timeout": "timeout 10 true (coreutils)",
+    "debian": "retry -- true (Debian)",
+    "true": "true (bare)",
+}
+env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+
+def run(argv):
+    t0 = time.perf_counter_ns()
+    pid = os.posix_spawn(argv[0], argv, env)
+    _, status = os.waitpid(pid, 0)
+    t1 = time.perf_counter_ns()
+    if status != 0:
+        sys.exit(f"startup.sh: {' '.join(argv)} failed: wait status {status}")
+    return t1 - t0
+
+times = {k: [] for k in commands}
+names = list(commands)
+for i in range(warmup + rounds):
+    random.shuffle(names)
+    sample = {k: run(commands[k]) for k in names}
+    if i >= warmup:
+        for k, v in sample.items():
+            times[k].append(v)
+
+print(f"{'command':34} {'median (ms)':>12}")
+for k in commands:
+    print(f"{labels[k]:34} {statistics.median(times[k]) / 1e6:12.3f}")
+print()
+print(f"{'paired ratio (median of per-round ratios)':48} {'median':>7}")
+for a, b in [("static", "default"), ("static", "timeout"), ("static", "debian"),
+             ("default", "timeout"), ("default", "debian"), ("timeout", "debian")]:
+    r = statistics.median(x / y for x, y in zip(times[a], times[b]))
+    print(f"{labels[a] + ' / ' + b:48} {r:7.3f}")
+EOF
+
+# peak_rss COMMAND...: median of RSS_RUNS peak RSS readings, in KiB.
+peak_rss() {
+    for _ in $(seq "$RSS_RUNS"); do
+        /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F: '/Maximum resident set size/ { print $2 + 0 }'
+    done | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+echo
+echo "peak RSS, median of $RSS_RUNS runs (KiB): static $(peak_rss "$static" -- true), default $(peak_rss "$dynamic" -- true), Debian retry $(peak_rss /usr/bin/retry -- true), timeout $(peak_rss timeout 10 true)"

@@ -12,11 +12,12 @@ use anyhow::{Result, bail};
 use regex::bytes::Regex;
 
 use crate::backoff::{Jitter, Policy};
-use crate::cli::{Cli, Origins, RetryLimit, value_name};
+use crate::cli::{Cli, Origins, value_name};
 use crate::codes::{CodeSet, Conditions};
 use crate::duration::format_secs;
 use crate::github::GitHub;
 use crate::preset::{Preset, Settings};
+use crate::types::{HookFailure, LogFormat, RetryLimit};
 
 /// How much retry says on stderr about its own progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,24 +28,6 @@ pub enum Verbosity {
     Normal,
     /// `--verbose`: also the arguments, each attempt's start and duration, and the seed.
     Verbose,
-}
-
-/// The format of retry's own progress on stderr.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// Lines for people: `retry: attempt 1 of 6: ...`.
-    Text,
-    /// One JSON object per event and line, for machines.
-    Json,
-}
-
-/// What a failing `--on-retry` hook does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum HookFailure {
-    /// Report it and go on retrying.
-    Continue,
-    /// Give up at once.
-    Stop,
 }
 
 /// Commands run around the retrying (`sh -c`).
@@ -129,7 +112,8 @@ pub struct Config {
     pub hooks: Hooks,
     /// Pipeline I/O: stdin replay, held stdout, output conditions, server hints, idleness.
     pub pipeline: Pipeline,
-    /// `--max-hint`: a server's hint asking for a longer wait makes retry give up at once.
+    /// `--max-hint`: a server's hint asking for a longer wait makes retry give up at once
+    /// ([`Duration::MAX`] when 0 lifts the limit).
     pub max_hint: Duration,
     /// `--reset-after`: an attempt that ran at least this long before failing starts the
     /// schedule afresh; `None` when absent or 0.
@@ -357,12 +341,17 @@ impl Config {
                 retry_if_output: conditions.retry_if_output,
                 stop_if_output: conditions.stop_if_output,
                 delay_from_output: conditions.delay_from_output,
-                http_hints: false,
-                idle_timeout: None,
+                http_hints: conditions.http_hints,
+                idle_timeout: stopping.idle_timeout.filter(|t| !t.is_zero()),
             },
-            max_hint: DEFAULT_MAX_HINT,
-            reset_after: None,
-            github: GitHub::from_env(false, |name| std::env::var(name).ok()),
+            // 0 lifts the limit, as 0 disables --timeout.
+            max_hint: match conditions.max_hint {
+                Some(d) if d.is_zero() => Duration::MAX,
+                Some(d) => d,
+                None => DEFAULT_MAX_HINT,
+            },
+            reset_after: stopping.reset_after.filter(|d| !d.is_zero()),
+            github: GitHub::from_env(output.no_github, |name| std::env::var(name).ok()),
             command: cli.command,
         })
     }

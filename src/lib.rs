@@ -1,10 +1,18 @@
 //! retry: run a command again, with exponential backoff and jitter, until it succeeds.
 //!
-//! Data flows one way: [`cli`] parses, [`config`] validates, [`supervise`] runs attempts
-//! (using the pure [`backoff`] maths, [`process`] control and [`signals`]), and [`status`]
-//! says how retry ends. The backoff maths and the contention simulator are crates of their
-//! own in this workspace: `retry-tool-backoff` (re-exported as [`backoff`]) and
-//! `retry-tool-simulate`, which [`simulate`] drives from the command line.
+//! Data flows one way, and no module imports one above it: [`cli`] parses the command line
+//! (and, under it, [`cli::generate`] writes the man page and completions), [`config`]
+//! validates it into a [`config::Config`] (layering [`preset`]s and `RETRY_<FLAG>` variables),
+//! [`supervise`] runs the attempts (with [`signals`]), [`process`] spawns, signals and reaps
+//! each attempt, [`pipeline`] carries its stdin and stdout (with [`spool`]), [`report`] prints
+//! retry's own lines, and [`status`] says how retry ends, which [`finish`] turns into the
+//! process's end. `--simulate` goes from [`cli`] and [`config`] to [`simulate`] instead.
+//! Below them all: [`types`], the small values the command line shares with the layers under
+//! it; [`codes`], [`duration`] and [`size`], which parse values; and self-contained parts
+//! for the layers above: [`hints`] (server delay hints), [`github`] (GitHub Actions output),
+//! [`budget`] (retry budget, circuit breaker) and, on Linux, [`waiter`] (one-thread events).
+//! The backoff maths and the contention simulator are crates of their own in this workspace:
+//! `retry-tool-backoff` (re-exported as [`backoff`]) and `retry-tool-simulate`.
 
 /// The backoff maths: the `retry-tool-backoff` crate of this workspace.
 pub use retry_tool_backoff as backoff;
@@ -14,7 +22,7 @@ pub mod cli;
 pub mod codes;
 pub mod config;
 pub mod duration;
-pub mod generate;
+pub mod entropy;
 pub mod github;
 pub mod hints;
 pub mod pipeline;
@@ -27,18 +35,19 @@ pub mod size;
 pub mod spool;
 pub mod status;
 pub mod supervise;
-#[cfg(target_os = "linux")]
-pub mod waiter;
+pub mod types;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
-use crate::config::{Config, LogFormat};
+use crate::config::Config;
 use crate::status::Exit;
+use crate::types::LogFormat;
 
 /// Runs retry with these arguments (program name first) and returns how it must end.
 /// Every error is printed once, on one line, as `retry: ...`, or as a JSON `error` event with
@@ -58,13 +67,13 @@ where
         }
         Err(cli::Stop::Usage(message)) => {
             report::error(cli::log_format_of(&args), start, &message);
-            return Exit::Usage;
+            return Exit::OwnFailure;
         }
     };
     let format = parsed.cli.output.log_format;
     if let Some(target) = parsed.cli.generate {
         let mut out = io::stdout().lock();
-        let written = generate::write(target, &mut out).and_then(|()| out.flush());
+        let written = cli::generate::write(target, &mut out).and_then(|()| out.flush());
         let what = format!("the generated {}", cli::value_name(&target));
         return written_or_125(written, &what, format, start);
     }
@@ -75,11 +84,11 @@ where
         Ok(config) => config,
         Err(e) => {
             report::error(format, start, &format!("{e:#}"));
-            return Exit::Usage;
+            return Exit::OwnFailure;
         }
     };
     if config.dry_run {
-        let seed = config.seed.unwrap_or_else(rand::random);
+        let seed = config.seed.unwrap_or_else(crate::entropy::seed);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut out = io::stdout().lock();
         let written = report::dry_run(
@@ -104,7 +113,18 @@ fn written_or_125(written: io::Result<()>, what: &str, format: LogFormat, start:
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Code(0),
         Err(e) => {
             report::error(format, start, &format!("cannot write {what}: {e}"));
-            Exit::Usage
+            Exit::OwnFailure
         }
     }
+}
+
+/// Ends the process with `exit`, for `main` to return: for [`Exit::Signal`], by raising that
+/// signal (with core dumps disabled) so that the parent sees the same death as the attempt's;
+/// otherwise, or when the signal does not end the process, as the exit code [`Exit::code`].
+pub fn finish(exit: Exit) -> ExitCode {
+    #[cfg(unix)]
+    if let Exit::Signal(n) = exit {
+        process::die_by_signal(n);
+    }
+    ExitCode::from(exit.code())
 }

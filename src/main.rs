@@ -3,5 +3,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    retry::run(std::env::args_os()).finish()
+    retry::finish(retry::run(std::env::args_os()))
 }

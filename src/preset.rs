@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::backoff::Jitter;
-use crate::cli::RetryLimit;
+use crate::types::RetryLimit;
 
 /// A published retry policy. The doc comment of each variant is its `--help` line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -1,17 +1,26 @@
-//! The one exit-status type: every status retry can end with, and how the process ends with it.
-
-use std::process::ExitCode;
+//! The one exit-status type: every status retry can end with, as a number a shell sees.
+//!
+//! How the process then ends with it (a death by signal is raised again) is [`crate::finish`].
 
 /// Status of an attempt stopped at its timeout (or the deadline) by TERM, as coreutils `timeout`.
 pub const TIMED_OUT: u8 = 124;
-/// retry's own failure: bad flags, bad values, missing COMMAND.
-pub const USAGE: u8 = 125;
+/// retry's own failure, not the command's: bad flags or values, a missing COMMAND, signal
+/// handlers or pipeline I/O that cannot be set up, output retry cannot write or record. As
+/// coreutils `timeout` exits 125 when it fails itself
+/// (<https://www.gnu.org/software/coreutils/manual/html_node/timeout-invocation.html>).
+pub const OWN_FAILURE: u8 = 125;
 /// The command was found but could not be executed.
 pub const CANNOT_EXECUTE: u8 = 126;
 /// The command was not found.
 pub const NOT_FOUND: u8 = 127;
 /// Status of a stopped attempt that needed KILL: `128 + 9`, as coreutils `timeout`.
 pub const KILLED: u8 = 137;
+
+/// The status a shell reports for a death by signal `signal`: `128 + N`, saturating at 255
+/// (a number outside `0..=127` counts as 127).
+pub fn of_signal(signal: i32) -> u8 {
+    128u8.saturating_add(u8::try_from(signal).unwrap_or(127))
+}
 
 /// How retry ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,8 +31,8 @@ pub enum Exit {
     /// The last attempt died of this signal: retry dies of the same signal, or exits `128 + N`
     /// when it cannot (a signal it cannot die of).
     Signal(i32),
-    /// retry's own usage error: status [`USAGE`] (125).
-    Usage,
+    /// retry failed itself (see [`OWN_FAILURE`]): status 125, the error already reported.
+    OwnFailure,
 }
 
 impl Exit {
@@ -31,19 +40,9 @@ impl Exit {
     pub fn code(self) -> u8 {
         match self {
             Exit::Code(c) => c,
-            Exit::Signal(n) => 128u8.saturating_add(u8::try_from(n).unwrap_or(127)),
-            Exit::Usage => USAGE,
+            Exit::Signal(n) => of_signal(n),
+            Exit::OwnFailure => OWN_FAILURE,
         }
-    }
-
-    /// Ends the process with this status: for [`Exit::Signal`], by raising the signal (with core
-    /// dumps disabled) so the parent sees a death by signal; otherwise returns the exit code.
-    pub fn finish(self) -> ExitCode {
-        #[cfg(unix)]
-        if let Exit::Signal(n) = self {
-            crate::process::die_by_signal(n);
-        }
-        ExitCode::from(self.code())
     }
 }
 
@@ -56,6 +55,8 @@ mod tests {
         assert_eq!(Exit::Code(0).code(), 0);
         assert_eq!(Exit::Code(7).code(), 7);
         assert_eq!(Exit::Signal(15).code(), 143);
-        assert_eq!(Exit::Usage.code(), 125);
+        assert_eq!(Exit::Signal(64).code(), 192);
+        assert_eq!(Exit::Signal(200).code(), 255);
+        assert_eq!(Exit::OwnFailure.code(), 125);
     }
 }

@@ -3,9 +3,10 @@
 //! directory of files on one host or in Redis (or Valkey) for a fleet.
 //!
 //! Layers, one way:
-//! - pure state, std only, no I/O, times as epoch milliseconds passed in: [`throttle`]
-//!   ([`TokenBucket`]), [`breaker`] ([`CircuitBreaker`]), [`state`] ([`SharedState`] and the
-//!   run's operations on it). The simulator runs these very operations with its own clock.
+//! - pure state, std only, no I/O, times as epoch milliseconds passed in, in the
+//!   `retry-tool-backoff` crate and re-exported here: [`throttle`] ([`TokenBucket`]),
+//!   [`breaker`] ([`CircuitBreaker`]), [`state`] ([`SharedState`] and the run's operations on
+//!   it). The simulator (`--model failure-rate`) runs these very operations with its own clock.
 //! - stored form and stores: [`codec`] (versioned JSON), [`key`] (KEY encoding),
 //!   [`location`] (`--budget-store` parsing, password redaction, default directory),
 //!   [`store`] (one atomic `update`), [`file_store`] (`flock`), [`redis_store`]
@@ -30,21 +31,24 @@
 //! After each call, [`Budget::take_warning`] yields the one warning line a store error gives;
 //! every call returns `None` from then on and the run goes on as without a budget.
 
-pub mod breaker;
 pub mod codec;
 pub mod file_store;
 pub mod key;
 pub mod location;
 pub mod redis_store;
 pub mod session;
-pub mod state;
 pub mod store;
-pub mod throttle;
+
+pub use retry_tool_backoff::shared_state as state;
+pub use retry_tool_backoff::{breaker, throttle};
 
 pub use breaker::{Admission, BreakerPolicy, BreakerState, CircuitBreaker, ProbeLease, RunEnd};
 pub use key::BudgetKey;
 pub use location::{StoreLocation, default_dir, parse_store_location};
 pub use session::{Budget, epoch_ms, from_epoch_ms, wait_until};
-pub use state::{AfterAttempt, AttemptOutcome, Begin, Policy, SharedState};
+/// A run's budget settings ([`retry_tool_backoff::BudgetPolicy`]), under the name this module
+/// has always given them.
+pub use state::BudgetPolicy as Policy;
+pub use state::{AfterAttempt, AttemptOutcome, Begin, BudgetPolicy, SharedState};
 pub use store::{Store, StoreError};
 pub use throttle::{Throttle, TokenBucket};

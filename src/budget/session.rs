@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use super::breaker::{Admission, BreakerState, RunEnd};
 use super::key::BudgetKey;
 use super::location::StoreLocation;
-use super::state::{AfterAttempt, AttemptOutcome, Begin, Policy, SharedState};
+use super::state::{AfterAttempt, AttemptOutcome, Begin, BudgetPolicy as Policy, SharedState};
 use super::store::{Store, StoreError};
 
 /// Milliseconds since the Unix epoch for `t` (0 before the epoch, saturating far after).

@@ -2,6 +2,8 @@
 //! detection, signalling and stopping its whole tree (found by `tree.rs`); `stdio.rs` knows
 //! which standard descriptors were closed at start.
 
+#[cfg(unix)]
+mod launch;
 mod stdio;
 #[cfg(target_os = "linux")]
 mod tree;
@@ -9,6 +11,8 @@ mod tree;
 mod unix;
 #[cfg(target_os = "linux")]
 pub mod vfork;
+#[cfg(unix)]
+pub use launch::{Spawned, spawn, spawn_hook};
 pub use stdio::closed_at_start;
 #[cfg(unix)]
 pub use unix::*;
@@ -16,7 +20,7 @@ pub use unix::*;
 #[cfg(not(unix))]
 compile_error!("retry supervises processes with Unix signals and process groups: Unix only");
 
-use crate::status::{CANNOT_EXECUTE, KILLED, NOT_FOUND, TIMED_OUT};
+use crate::status::{self, CANNOT_EXECUTE, KILLED, NOT_FOUND, TIMED_OUT};
 
 /// Which of an attempt's standard streams are pipes to retry (the others are inherited).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,7 +75,7 @@ impl Outcome {
     pub fn status(&self) -> u8 {
         match self {
             Outcome::Exited(c) => *c,
-            Outcome::Signaled(n) => 128u8.saturating_add(u8::try_from(*n).unwrap_or(127)),
+            Outcome::Signaled(n) => status::of_signal(*n),
             Outcome::Stopped { killed: false, .. } => TIMED_OUT,
             Outcome::Stopped { killed: true, .. } => KILLED,
             Outcome::LaunchFailed { status, .. } => *status,

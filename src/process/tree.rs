@@ -25,9 +25,14 @@ static INHERITED: OnceLock<Vec<(i32, u64)>> = OnceLock::new();
 
 /// Notes the children retry already had (inherited through `exec`), so that they and their
 /// descendants are never taken for an attempt's processes. Call once, before the first attempt.
-pub fn record_inherited() {
+/// `any_children`: whether retry has any child at all; without one (the usual case) the process
+/// table is not read, which would cost a look at every process on the machine at start-up.
+pub fn record_inherited(any_children: bool) {
     let me = getpid().as_raw();
     INHERITED.get_or_init(|| {
+        if !any_children {
+            return Vec::new();
+        }
         table()
             .into_iter()
             .filter(|r| r.ppid == me)

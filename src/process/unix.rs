@@ -11,19 +11,13 @@
 //! table (Linux), with retry a child subreaper, so processes that left the group (`setsid`,
 //! `set -m`) are stopped too.
 
-use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;
-use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::CommandExt;
-use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
-
-use super::Piped;
 
 use nix::errno::Errno;
-use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill, killpg, sigprocmask};
-use nix::unistd::{Pid, getpgrp, getpid, tcgetpgrp};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::{Pid, getpgrp, tcgetpgrp};
 
 /// Where an attempt's processes live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +51,7 @@ pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
     {
         let _ = nix::sys::prctl::set_child_subreaper(true);
-        super::tree::record_inherited();
+        super::tree::record_inherited(has_children());
     }
 }
 
@@ -89,136 +83,17 @@ pub enum Ended {
     Signaled(i32),
 }
 
-/// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`; stdin, stdout and
-/// stderr are inherited except those `piped` asks for. The program is executed directly, never
-/// through a shell.
-///
-/// In the child, before exec: the signal mask is cleared, and on Linux the child is set to
-/// get KILL if retry dies (`PR_SET_PDEATHSIG`, as coreutils `timeout`). A standard descriptor
-/// that was closed when retry started ([`super::closed_at_start`]) is closed in the child too,
-/// and is then never piped, whatever `piped` asks: `retry -- echo hi >&-` fails as `echo hi
-/// >&-` does.
-///
-/// # Errors
-/// The launch error (not found, permission denied, ...), from exec itself.
-pub fn spawn(
-    argv: &[OsString],
-    env: &[(&str, String)],
-    mode: GroupMode,
-    piped: Piped,
-) -> io::Result<Spawned> {
-    let (program, args) = argv
-        .split_first()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
-    let closed = [0, 1, 2].map(super::closed_at_start);
-    let mut cmd = supervised(program, env, mode, closed);
-    cmd.args(args);
-    if piped.stdin && !closed[0] {
-        cmd.stdin(Stdio::piped());
-    }
-    if piped.stdout && !closed[1] {
-        cmd.stdout(Stdio::piped());
-    }
-    if piped.stderr && !closed[2] {
-        cmd.stderr(Stdio::piped());
-    }
-    let mut child = cmd.spawn()?;
-    let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
-    // The std handle is dropped without waiting: retry reaps by pid in `try_reap`.
-    Ok(Spawned {
-        attempt: Attempt {
-            pid: Pid::from_raw(pid),
-            mode,
-        },
-        stdin: child.stdin.take(),
-        stdout: child.stdout.take(),
-        stderr: child.stderr.take(),
-    })
-}
-
-/// Starts a hook: `sh -c script` with extra environment `env`, in a process group of its own,
-/// stdin from /dev/null and stdout onto retry's stderr (a hook must not write into the
-/// pipeline's stdout); both closed when retry's stderr was closed at start.
-///
-/// # Errors
-/// When `sh` cannot be started or stderr cannot be duplicated.
-pub fn spawn_hook(script: &str, env: &[(&str, String)]) -> io::Result<Attempt> {
-    let no_stderr = super::closed_at_start(2);
-    let mut cmd = supervised(
-        OsStr::new("sh"),
-        env,
-        GroupMode::Own,
-        [false, no_stderr, no_stderr],
-    );
-    cmd.arg("-c")
-        .arg(script)
-        .stdin(Stdio::null())
-        .stdout(io::stderr().as_fd().try_clone_to_owned()?);
-    let child = cmd.spawn()?;
-    let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
-    Ok(Attempt {
-        pid: Pid::from_raw(pid),
-        mode: GroupMode::Own,
-    })
-}
-
-/// A command for `program` under retry's supervision: extra environment, the process group of
-/// `mode`, a clean signal mask, (Linux) death with retry, and descriptor `fd` closed where
-/// `close[fd]`.
-fn supervised(
-    program: &OsStr,
-    env: &[(&str, String)],
-    mode: GroupMode,
-    close: [bool; 3],
-) -> Command {
-    let mut cmd = Command::new(program);
-    for (key, value) in env {
-        cmd.env(key, value);
-    }
-    if mode == GroupMode::Own {
-        cmd.process_group(0);
-    }
-    #[cfg(target_os = "linux")]
-    let parent = getpid();
-    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe system
-    // calls (prctl, getppid, sigprocmask, close); it allocates nothing and takes no locks.
-    unsafe {
-        cmd.pre_exec(move || {
-            for fd in (0..3).filter(|&fd| close[fd as usize]) {
-                // std has already set up the descriptors it was asked for; this one was
-                // inherited and is the runtime's /dev/null (see `stdio.rs`). Closing may fail
-                // only with EBADF: then it is closed already.
-                libc::close(fd);
-            }
-            #[cfg(target_os = "linux")]
-            {
-                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-                // retry died before the line above took effect: do not run unsupervised.
-                if nix::unistd::getppid() != parent {
-                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
-                }
-            }
-            sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
-            Ok(())
-        });
-    }
-    cmd
-}
-
-/// A started attempt and the pipes asked for with [`Piped`].
-#[derive(Debug)]
-pub struct Spawned {
-    /// The running attempt.
-    pub attempt: Attempt,
-    /// Its stdin pipe, when piped.
-    pub stdin: Option<ChildStdin>,
-    /// Its stdout pipe, when piped.
-    pub stdout: Option<ChildStdout>,
-    /// Its stderr pipe, when piped.
-    pub stderr: Option<ChildStderr>,
-}
-
 impl Attempt {
+    /// The attempt (or hook) with process id `pid`, started in `mode`.
+    pub(super) fn new(pid: Pid, mode: GroupMode) -> Attempt {
+        Attempt { pid, mode }
+    }
+
+    /// Its process id (valid until reaped).
+    pub fn pid(&self) -> i32 {
+        self.pid.as_raw()
+    }
+
     /// Passes `signal` on to the attempt: its process group in [`GroupMode::Own`], the child
     /// itself in [`GroupMode::Shared`] (the group there holds retry too).
     pub fn forward(&self, signal: i32) {

@@ -17,23 +17,41 @@ use retry_tool_simulate::{
     write_table,
 };
 
-use crate::cli::{Cli, Origins};
+use crate::cli::{Cli, ModelName, Origins, SimulateArgs};
 use crate::config::{self, Backoff};
 use crate::status::Exit;
 
-use super::args::{ModelName, SimulateArgs};
+use super::failure_rate;
 
 /// Runs the simulation that `cli` asks for (`--simulate` is given) and returns how retry ends:
-/// 0, or [`Exit::Usage`] after a one-line `retry: ...` message naming the flag at fault. A
+/// 0, or [`Exit::OwnFailure`] after a one-line `retry: ...` message naming the flag at fault. A
 /// closed stdout (`| head`) just ends the output.
 pub fn run_cli(cli: Cli, origins: &Origins) -> Exit {
-    match prepare(cli, origins).and_then(Job::run) {
+    let done = match cli.simulate.model {
+        Some(ModelName::FailureRate) => failure_rate::run(cli, origins),
+        _ => prepare(cli, origins).and_then(Job::run),
+    };
+    match done {
         Ok(()) => Exit::Code(0),
         Err(e) => {
             eprintln!("retry: {e:#}");
-            Exit::Usage
+            Exit::OwnFailure
         }
     }
+}
+
+/// `--simulate`'s count, checking that no COMMAND was given.
+pub(super) fn count_without_command(cli: &Cli) -> Result<u32> {
+    let Some(count) = cli.simulate.clients else {
+        bail!("--simulate is missing");
+    };
+    if let Some(word) = cli.command.first() {
+        bail!(
+            "--simulate runs no command, yet '{}' was given as one",
+            word.to_string_lossy()
+        );
+    }
+    Ok(count)
 }
 
 /// A checked simulation request.
@@ -47,20 +65,19 @@ struct Job {
 /// Checks everything, then creates the `--plot` file, before anything runs.
 fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
     let args = cli.simulate.clone();
-    let Some(clients) = args.clients else {
-        bail!("--simulate is missing");
-    };
-    if let Some(word) = cli.command.first() {
-        bail!(
-            "--simulate runs no command, yet '{}' was given as one",
-            word.to_string_lossy()
-        );
+    let clients = count_without_command(&cli)?;
+    if let Some(x) = args.failure_rate {
+        bail!("--failure-rate ({x}) needs --model failure-rate");
     }
     let model = match (args.model.unwrap_or(ModelName::Occ), args.capacity) {
         (ModelName::Occ, None) => Model::Occ,
-        (ModelName::Occ, Some(c)) => bail!("--capacity ({c}) needs --model rate-limit"),
+        (ModelName::Occ | ModelName::FailureRate, Some(c)) => {
+            bail!("--capacity ({c}) needs --model rate-limit")
+        }
         (ModelName::RateLimit, Some(capacity_rps)) => Model::RateLimit { capacity_rps },
         (ModelName::RateLimit, None) => bail!("--model rate-limit needs --capacity RPS"),
+        // `run_cli` sends it to its own path.
+        (ModelName::FailureRate, None) => bail!("--model failure-rate is not a contention model"),
     };
     let modes = config::by_precedence(&cli, origins, "jitter", args.modes.clone(), |s| {
         s.jitter.map(|j| vec![Mode::from(j)])
@@ -75,7 +92,7 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
         modes,
         clients,
         runs: args.runs.unwrap_or(DEFAULT_RUNS),
-        seed: backoff.seed.unwrap_or_else(rand::random),
+        seed: backoff.seed.unwrap_or_else(crate::entropy::seed),
         threads: 0,
     };
     let checked = match args.plot {
@@ -83,14 +100,7 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
         None => spec.validate(),
     };
     checked.map_err(|e| flag_error(&args, e))?;
-    let plot = match args.plot {
-        Some(path) => {
-            let file = File::create(&path)
-                .with_context(|| format!("cannot write --plot {}", path.display()))?;
-            Some((path, file))
-        }
-        None => None,
-    };
+    let plot = create_plot(args.plot)?;
     Ok(Job { spec, plot })
 }
 
@@ -105,22 +115,46 @@ impl Job {
                 stats: simulate(spec)?,
             }],
         };
-        if let Some((path, mut file)) = self.plot {
-            let svg = render_svg(&points, &describe(spec, &points))?;
-            file.write_all(svg.as_bytes())
-                .and_then(|()| file.flush())
-                .with_context(|| format!("cannot write --plot {}", path.display()))?;
+        let title = describe(spec, &points);
+        if let Some(plot) = self.plot {
+            write_plot(plot, &render_svg(&points, &title)?)?;
         }
-        let mut out = io::stdout().lock();
-        let printed = writeln!(out, "# {}", describe(spec, &points))
-            .and_then(|()| write_table(&mut out, &points))
-            .and_then(|()| out.flush());
-        match printed {
-            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                Err(e).context("cannot write the simulation's table")
-            }
-            _ => Ok(()),
+        print(&title, |out| write_table(out, &points))
+    }
+}
+
+/// Creates `--plot`'s file before anything runs, so an unwritable path fails at once.
+pub(super) fn create_plot(path: Option<PathBuf>) -> Result<Option<(PathBuf, File)>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let file =
+        File::create(&path).with_context(|| format!("cannot write --plot {}", path.display()))?;
+    Ok(Some((path, file)))
+}
+
+/// Writes the chart `svg` to `--plot`'s file, created by [`create_plot`].
+pub(super) fn write_plot((path, mut file): (PathBuf, File), svg: &str) -> Result<()> {
+    file.write_all(svg.as_bytes())
+        .and_then(|()| file.flush())
+        .with_context(|| format!("cannot write --plot {}", path.display()))
+}
+
+/// Prints the heading line `# {heading}` and the tables `table` writes to stdout; a closed
+/// stdout (`| head`) just ends the output.
+pub(super) fn print(
+    heading: &str,
+    table: impl FnOnce(&mut io::StdoutLock<'static>) -> io::Result<()>,
+) -> Result<()> {
+    let mut out = io::stdout().lock();
+    let printed = writeln!(out, "# {heading}")
+        .and_then(|()| table(&mut out))
+        .and_then(|()| out.flush());
+    match printed {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(e).context("cannot write the simulation's table")
         }
+        _ => Ok(()),
     }
 }
 
@@ -236,6 +270,11 @@ mod tests {
         let err = |args: &[&str]| job(args).unwrap_err().to_string();
         assert!(err(&["--simulate", "3", "true"]).contains("--simulate runs no command"));
         assert!(err(&["--simulate", "3", "--capacity", "5"]).contains("--capacity (5)"));
+        let e = err(&["--simulate", "3", "--failure-rate", "0.5"]);
+        assert!(
+            e.contains("--failure-rate (0.5) needs --model failure-rate"),
+            "{e}"
+        );
         let e = err(&["--simulate", "3", "-b", "2s", "-c", "1s"]);
         assert!(e.contains("--cap"), "{e}");
     }

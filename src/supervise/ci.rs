@@ -56,7 +56,7 @@ impl Supervisor<'_> {
                 escape(&path.display().to_string())
             ));
             if succeeded {
-                return Exit::Usage;
+                return Exit::OwnFailure;
             }
         }
         exit

@@ -12,7 +12,7 @@ use crate::duration::format_secs;
 use crate::process::{self, Ended};
 use crate::report::HookEnd;
 use crate::signals::{Event, PASS_ON_SIGNALS};
-use crate::status::{KILLED, TIMED_OUT};
+use crate::status::{self, KILLED, TIMED_OUT};
 
 impl Supervisor<'_> {
     /// The environment a hook gets on top of retry's own: the attempt that just ended, the
@@ -48,23 +48,24 @@ impl Supervisor<'_> {
     /// and reports how. At `limit` (the deadline, for `--on-retry`) it is stopped like an
     /// attempt: TERM to its tree, KILL after `--kill-after`, reported as status 124 (137 after
     /// KILL). Whatever it leaves running is stopped when it ends, as for a failed attempt. A
-    /// stop signal meanwhile is passed on to the hook, and once the hook has ended retry dies
-    /// of that signal, as it would during a wait.
+    /// stop signal meanwhile is passed on to the hook, and once the hook has ended it is
+    /// returned as `Err(signal)`: retry then ends by it, as it would during a wait.
     pub(super) fn run_hook(
         &self,
         name: &str,
         script: &str,
         env: &[(&str, String)],
         limit: Option<Instant>,
-    ) -> HookEnd {
+    ) -> Result<HookEnd, i32> {
         let hook = match process::spawn_hook(script, env) {
             Ok(hook) => hook,
             Err(e) => {
                 let end = HookEnd::Failed(e.to_string());
                 self.reporter.hook(name, &end);
-                return end;
+                return Ok(end);
             }
         };
+        self.events.watch_child(hook.pid());
         let grace = self.config.kill_after;
         let mut stop = Stopping::new(limit);
         let mut stopped = false;
@@ -84,6 +85,7 @@ impl Supervisor<'_> {
                 }
                 Some(Event::Child) => {
                     if let Some(ended) = hook.try_reap() {
+                        self.events.unwatch_child();
                         break ended;
                     }
                 }
@@ -101,15 +103,15 @@ impl Supervisor<'_> {
             interrupted.get_or_insert(signal);
         }
         if let Some(signal) = interrupted {
-            self.die_by(signal);
+            return Err(signal);
         }
         let end = HookEnd::Status(match ended {
             _ if stopped && killed => KILLED,
             _ if stopped => TIMED_OUT,
             Ended::Exited(c) => c,
-            Ended::Signaled(n) => 128u8.saturating_add(u8::try_from(n).unwrap_or(127)),
+            Ended::Signaled(n) => status::of_signal(n),
         });
         self.reporter.hook(name, &end);
-        end
+        Ok(end)
     }
 }

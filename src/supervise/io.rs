@@ -50,14 +50,10 @@ impl Supervisor<'_> {
                 return tasks.wait_until(Instant::now() + IO_GRACE);
             }
             // The threads wake this channel when they end (a SIGCHLD to retry).
-            match self.events.recv() {
-                Ok(Event::Child) => process::reap_strays(),
-                Ok(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {}
-                Ok(Event::Signal { signal, .. }) => *interrupted = Some(signal),
-                Err(_) => {
-                    tasks.wait();
-                    return true;
-                }
+            match self.events.wait(None) {
+                Some(Event::Child) | None => process::reap_strays(),
+                Some(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {}
+                Some(Event::Signal { signal, .. }) => *interrupted = Some(signal),
             }
         }
     }
@@ -99,7 +95,6 @@ impl Supervisor<'_> {
             }
         }
         if reader_gone {
-            process::die_by_signal(libc::SIGPIPE);
             return Some(Exit::Signal(libc::SIGPIPE));
         }
         if let (true, Some(signal)) = (cut, end.interrupted) {
@@ -119,7 +114,7 @@ impl Supervisor<'_> {
             return None;
         }
         let exit = if succeeded || end.io.stdin_truncated {
-            Exit::Usage
+            Exit::OwnFailure
         } else {
             exit_for(&end.outcome, output_failed)
         };

@@ -11,7 +11,6 @@ mod run_env;
 mod stop;
 
 use std::cell::{Cell, RefCell};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -24,7 +23,7 @@ use crate::duration::format_secs;
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
-use crate::signals::{self, Event, PASS_ON_SIGNALS};
+use crate::signals::{Event, Events, PASS_ON_SIGNALS};
 use crate::status::Exit;
 use stop::Stopping;
 
@@ -41,11 +40,11 @@ pub fn run(config: &Config) -> Exit {
         start,
     )
     .with_run_id(&run_id);
-    let events = match signals::listen() {
-        Ok(rx) => rx,
+    let events = match Events::listen() {
+        Ok(events) => events,
         Err(e) => {
             reporter.error(&format!("cannot install signal handlers: {e}"));
-            return Exit::Usage;
+            return Exit::OwnFailure;
         }
     };
     let io = if config.pipeline.is_plain() {
@@ -55,12 +54,12 @@ pub fn run(config: &Config) -> Exit {
             Ok(io) => Some(io),
             Err(e) => {
                 reporter.error(&format!("cannot set up pipeline I/O: {e}"));
-                return Exit::Usage;
+                return Exit::OwnFailure;
             }
         }
     };
     process::become_subreaper();
-    let seed = config.seed.unwrap_or_else(rand::random);
+    let seed = config.seed.unwrap_or_else(crate::entropy::seed);
     reporter.start(&config.policy, config.deadline, config.timeout, seed);
     let supervisor = Supervisor {
         config,
@@ -79,7 +78,7 @@ pub fn run(config: &Config) -> Exit {
 
 struct Supervisor<'a> {
     config: &'a Config,
-    events: Receiver<Event>,
+    events: Events,
     reporter: Reporter,
     /// `--deadline` as an instant; `None` when absent or beyond what the clock can hold.
     deadline: Option<Instant>,
@@ -213,7 +212,10 @@ impl Supervisor<'_> {
             // attempt, it is stopped at the deadline.
             if let Some(script) = &self.config.hooks.on_retry {
                 let env = self.hook_env(attempt, exit, Some(delay));
-                let end = self.run_hook("on_retry", script, &env, self.deadline);
+                let end = match self.run_hook("on_retry", script, &env, self.deadline) {
+                    Ok(end) => end,
+                    Err(signal) => return self.interrupted_by(signal),
+                };
                 if self.deadline_passed() {
                     return self.give_up(attempt, "the deadline passed during --on-retry", exit);
                 }
@@ -222,7 +224,7 @@ impl Supervisor<'_> {
                 }
             }
             if let Err(signal) = self.wait(wake) {
-                self.die_by(signal);
+                return self.interrupted_by(signal);
             }
             // No attempt starts at or after the deadline.
             if self.deadline_passed() {
@@ -247,47 +249,27 @@ impl Supervisor<'_> {
         self.reporter.giving_up(attempts, why, exit.code());
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(attempts, exit, None);
-            self.run_hook("on_give_up", script, &env, None);
+            if let Err(signal) = self.run_hook("on_give_up", script, &env, None) {
+                return self.interrupted_by(signal);
+            }
         }
         exit
     }
 
-    /// Reports a stop signal that arrived between attempts and ends retry by it.
-    fn die_by(&self, signal: i32) -> ! {
+    /// Reports a stop signal that arrived between attempts (or during a hook): retry ends by
+    /// it, through the one exit path (`main` raises it).
+    fn interrupted_by(&self, signal: i32) -> Exit {
         self.reporter.interrupted(signal);
-        self.finish_run(Exit::Signal(signal));
-        process::die_by_signal(signal);
-        std::process::exit(i32::from(Exit::Signal(signal).code()))
+        Exit::Signal(signal)
     }
 
     /// Waits until `wake` (`None`: forever), reaping strays. A stop signal ends the wait
     /// with `Err(signal)`; USR1 and USR2 have no attempt to go to and are dropped.
     fn wait(&self, wake: Option<Instant>) -> Result<(), i32> {
         loop {
-            let event = match wake {
-                Some(t) => {
-                    let left = t.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        // A delay of 0 is 0, but a signal already queued still counts.
-                        match self.events.try_recv() {
-                            Ok(e) => e,
-                            Err(_) => return Ok(()),
-                        }
-                    } else {
-                        match self.events.recv_timeout(left) {
-                            Ok(e) => e,
-                            Err(RecvTimeoutError::Timeout) => return Ok(()),
-                            Err(RecvTimeoutError::Disconnected) => {
-                                std::thread::sleep(left);
-                                return Ok(());
-                            }
-                        }
-                    }
-                }
-                None => match self.events.recv() {
-                    Ok(e) => e,
-                    Err(_) => return Ok(()),
-                },
+            // A delay of 0 is 0, but a signal already queued still counts.
+            let Some(event) = self.events.wait(wake) else {
+                return Ok(());
             };
             match event {
                 Event::Child => process::reap_strays(),
@@ -328,6 +310,7 @@ impl Supervisor<'_> {
             }
         };
         let child = spawned.attempt;
+        self.events.watch_child(child.pid());
         let attempt_io = match self
             .io
             .as_ref()
@@ -339,10 +322,11 @@ impl Supervisor<'_> {
                     .error(&format!("cannot start pipeline I/O: {e}"));
                 child.signal_tree(Signal::SIGKILL);
                 while child.try_reap().is_none() {
-                    let _ = self.events.recv();
+                    let _ = self.events.wait(None);
                 }
+                self.events.unwatch_child();
                 self.stop_leftovers(&child, Stopping::killed());
-                return Err(Exit::Usage);
+                return Err(Exit::OwnFailure);
             }
             Some(Ok(io)) => Some(io),
             None => None,
@@ -363,6 +347,7 @@ impl Supervisor<'_> {
             match event {
                 Some(Event::Child) => {
                     if let Some(ended) = child.try_reap() {
+                        self.events.unwatch_child();
                         break ended;
                     }
                 }
@@ -422,7 +407,7 @@ impl Supervisor<'_> {
     /// A stop signal that arrived with the attempt's end but is still queued (a terminal's
     /// Ctrl-C reaches retry and the attempt together): it still means "do not retry".
     fn queued_stop_signal(&self) -> Option<i32> {
-        while let Ok(event) = self.events.try_recv() {
+        while let Some(event) = self.events.try_next() {
             match event {
                 Event::Child => process::reap_strays(),
                 Event::Signal { signal, .. } if PASS_ON_SIGNALS.contains(&signal) => {}

@@ -6,12 +6,17 @@ use std::time::Instant;
 use super::Supervisor;
 use crate::duration::format_secs;
 
-/// A new run id: 128 random bits from the OS-seeded generator, as 32 lowercase hex digits.
+/// A new run id: 128 random bits from the operating system ([`crate::entropy::seed`], twice),
+/// as 32 lowercase hex digits.
 /// Unique per run, the same for every attempt of it: the value for an `Idempotency-Key` header
 /// (<https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/>), so a server
 /// can tell a retried request from a new one.
 pub(super) fn new_run_id() -> String {
-    format!("{:032x}", rand::random::<u128>())
+    format!(
+        "{:016x}{:016x}",
+        crate::entropy::seed(),
+        crate::entropy::seed()
+    )
 }
 
 impl Supervisor<'_> {

@@ -1,7 +1,6 @@
 //! Stopping an attempt or hook: the TERM-then-KILL escalation, waiting for the next event up
 //! to a limit, and stopping what a step leaves behind once its own process has ended.
 
-use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -87,25 +86,9 @@ impl Stopping {
 
 impl Supervisor<'_> {
     /// The next event, waiting at most until `wake` (`None`: without limit). `None` when
-    /// `wake` came first. A closed channel (the signal thread is gone) reads as a child event,
-    /// so callers look at their child again rather than wait forever.
+    /// `wake` came first.
     pub(super) fn next_event(&self, wake: Option<Instant>) -> Option<Event> {
-        match wake {
-            Some(t) => match self
-                .events
-                .recv_timeout(t.saturating_duration_since(Instant::now()))
-            {
-                Ok(e) => Some(e),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => {
-                    std::thread::sleep(
-                        LEFTOVER_POLL.min(t.saturating_duration_since(Instant::now())),
-                    );
-                    Some(Event::Child)
-                }
-            },
-            None => Some(self.events.recv().unwrap_or(Event::Child)),
-        }
+        self.events.wait(wake)
     }
 
     /// Stops what is left of `step` (an attempt that did not succeed, or a hook) after its own

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use clap::ValueEnum;
+use retry::cli::generate::Target;
 use retry::cli::value_name;
-use retry::generate::Target;
 
 use crate::helpers::retry;
 

@@ -21,5 +21,6 @@ mod readme;
 mod security;
 mod signals;
 mod simulate;
+mod simulate_failure_rate;
 mod terminal;
 mod timeouts;

@@ -368,3 +368,16 @@ fn the_refused_simulation_says_what_the_readme_shows() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), expected);
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn the_failure_rate_table_is_what_the_readme_shows() {
+    let block = example("failure-rate-table");
+    let mut lines = block.lines();
+    let command = lines.next().unwrap().strip_prefix("$ ").unwrap();
+    let expected: String = lines.map(|l| format!("{l}\n")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = sh(command, dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+    assert!(out.stderr.is_empty());
+}

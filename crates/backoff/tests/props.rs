@@ -1,13 +1,13 @@
 //! Property tests for the backoff maths: bounds and means per jitter mode, the cap never
 //! exceeded, growth monotone in the retry index and the cap, no overflow or panic with huge
-//! multipliers and millions of retries, and the give-up rule of [`Budget`].
+//! multipliers and millions of retries, and the give-up rule ([`GiveUpRule`]).
 
 use std::time::Duration;
 
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use retry_tool_backoff::{Budget, GiveUp, Jitter, Limits, Policy};
+use retry_tool_backoff::{GiveUp, GiveUpRule, Jitter, Limits, Policy};
 
 /// Every mode.
 const MODES: [Jitter; 6] = [
@@ -119,10 +119,10 @@ proptest! {
         prop_assert!(high.expo_secs(n) >= low.expo_secs(n));
     }
 
-    /// The budget never grants more than `max_retries`, never a delay ending at or past the
+    /// The rule never grants more than `max_retries`, never a delay ending at or past the
     /// deadline, and otherwise grants exactly the schedule's delays (hint floors aside).
     #[test]
-    fn the_budget_keeps_its_limits(
+    fn the_give_up_rule_keeps_its_limits(
         (base, cap) in (0.0..50.0f64, 0.0..1.0f64).prop_map(|(c, f)| (c * f, c)),
         j in jitter(),
         max_retries in prop::option::of(0u64..30),
@@ -135,7 +135,7 @@ proptest! {
             max_retries,
             deadline: deadline.map(Duration::from_secs_f64),
         };
-        let mut budget = Budget::new(p.schedule(), limits);
+        let mut rule = GiveUpRule::new(p.schedule(), limits);
         let mut schedule = p.schedule();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut twin = Xoshiro256PlusPlus::seed_from_u64(seed);
@@ -144,18 +144,18 @@ proptest! {
             // An attempt ran for `work` seconds, then failed.
             elapsed += Duration::from_secs_f64(work);
             let hint = hint.map(Duration::from_secs_f64);
-            let before = budget.granted();
-            match budget.next_delay(elapsed, hint, &mut rng) {
+            let before = rule.granted();
+            match rule.next_delay(elapsed, hint, &mut rng) {
                 Ok(delay) => {
                     let expected = schedule.next_delay(&mut twin).max(hint.unwrap_or_default());
                     prop_assert_eq!(delay, expected);
                     prop_assert!(max_retries.is_none_or(|m| before < m));
                     prop_assert!(limits.deadline.is_none_or(|d| elapsed + delay < d));
-                    prop_assert_eq!(budget.granted(), before + 1);
+                    prop_assert_eq!(rule.granted(), before + 1);
                     elapsed += delay;
                 }
                 Err(why) => {
-                    prop_assert_eq!(budget.granted(), before);
+                    prop_assert_eq!(rule.granted(), before);
                     match why {
                         GiveUp::RetriesUsedUp => prop_assert_eq!(Some(before), max_retries),
                         GiveUp::DeadlinePassed => {

@@ -18,10 +18,11 @@ use crate::{Mode, Model, SimSpec, SpecError, sweep_counts};
 /// event) on each thread that runs the simulation, so this is about 130 MB per thread.
 pub const MAX_CLIENTS: u32 = 1_000_000;
 
-/// The most calls one run of every mode at every point may be estimated to make. The estimate
-/// is high for most settings; a request at the limit (`retry --simulate 4440`: the blog's five
-/// modes, retry's default policy, 100 runs) is timed in the README; `--runs` multiplies the
-/// time.
+/// The most calls one run of every mode at every point may be estimated to make (for the
+/// `failure-rate` model: every strategy at every failure rate, see
+/// [`crate::failure_rate::MAX_REQUESTS`]). The estimate is high for most settings; a request at
+/// the limit (`retry --simulate 4440`: the blog's five modes, retry's default policy, 100 runs)
+/// is timed in the README; `--runs` multiplies the time.
 pub const MAX_CALLS_PER_RUN: f64 = 1e7;
 
 /// Checks that `spec` fits [`MAX_CLIENTS`] and [`MAX_CALLS_PER_RUN`], as one point or (with

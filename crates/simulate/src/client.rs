@@ -1,6 +1,6 @@
 //! One simulated client's retry decisions, shared by every model.
 //!
-//! After a failed call the client asks a [`Budget`] of `retry_tool_backoff`, the very rule a
+//! After a failed call the client asks a [`GiveUpRule`] of `retry_tool_backoff`, the very rule a
 //! real run of `retry` follows: give up when the retries are used up, or when the deadline has
 //! passed, or when the next delay would end at or past the deadline; otherwise wait the delay
 //! of the policy's [`Schedule`](retry_tool_backoff::Schedule). Times are simulated milliseconds
@@ -9,12 +9,12 @@
 use std::time::Duration;
 
 use rand::Rng;
-use retry_tool_backoff::{Budget, Jitter, Limits, Policy};
+use retry_tool_backoff::{GiveUpRule, Jitter, Limits, Policy};
 
 /// A client's backoff state for one run.
 #[derive(Clone, Debug)]
 pub(crate) struct Retrier {
-    budget: Budget,
+    rule: GiveUpRule,
 }
 
 impl Retrier {
@@ -37,7 +37,7 @@ impl Retrier {
             schedule.next_delay(rng);
         }
         Retrier {
-            budget: Budget::new(schedule, limits),
+            rule: GiveUpRule::new(schedule, limits),
         }
     }
 
@@ -49,7 +49,7 @@ impl Retrier {
         rng: &mut R,
     ) -> Option<f64> {
         let elapsed = Duration::from_secs_f64(now_ms / 1000.0);
-        let delay = self.budget.next_delay(elapsed, None, rng).ok()?;
+        let delay = self.rule.next_delay(elapsed, None, rng).ok()?;
         Some(delay.as_secs_f64() * 1000.0)
     }
 }

@@ -27,6 +27,26 @@ pub enum SpecError {
         /// ([`crate::MAX_CALLS_PER_RUN`]) decided; `None` when memory did.
         calls: Option<f64>,
     },
+    /// The number of requests of a `failure-rate` simulation was 0.
+    NoRequests,
+    /// A `failure-rate` probability outside `[0, 1]` (or not a number).
+    FailureRate(f64),
+    /// A `failure-rate` arrival rate (requests per second) that is not a finite number > 0.
+    ArrivalRate(f64),
+    /// Unlimited retries and no deadline at failure rate 1: a request would never end.
+    EndlessRetries,
+    /// More requests than a `failure-rate` simulation holds in memory
+    /// ([`crate::failure_rate::MAX_REQUESTS`]) or finishes in reasonable time with these
+    /// settings.
+    TooManyRequests {
+        /// The requests asked for.
+        requests: u32,
+        /// The most it accepts with the same settings.
+        max: u32,
+        /// The estimated calls of every strategy at every failure rate, when the work limit
+        /// ([`crate::MAX_CALLS_PER_RUN`]) decided; `None` when memory did.
+        calls: Option<f64>,
+    },
     /// A rate-limit capacity so small that the clients would retry for too long.
     CapacityTooSmall {
         /// The capacity asked for, in requests per second.
@@ -66,6 +86,36 @@ impl fmt::Display for SpecError {
                 "{clients} clients are too much work: about {calls:.1e} calls per run, the limit \
                  is {:.1e}; at most {max} clients with these modes and settings (without \
                  backoff, the work grows with the square of the clients)",
+                crate::MAX_CALLS_PER_RUN
+            ),
+            SpecError::NoRequests => f.write_str("the number of requests to simulate must be >= 1"),
+            SpecError::FailureRate(x) => {
+                write!(f, "a failure rate is a probability from 0 to 1, got {x}")
+            }
+            SpecError::ArrivalRate(r) => write!(
+                f,
+                "the arrival rate must be a finite number of requests per second > 0, got {r}"
+            ),
+            SpecError::EndlessRetries => f.write_str(
+                "with unlimited retries and no deadline, a request that fails every call (failure \
+                 rate 1) never ends: limit the retries or set a deadline",
+            ),
+            SpecError::TooManyRequests {
+                requests,
+                max,
+                calls: None,
+            } => write!(
+                f,
+                "{requests} requests are more than a simulation holds in memory: at most {max}"
+            ),
+            SpecError::TooManyRequests {
+                requests,
+                max,
+                calls: Some(calls),
+            } => write!(
+                f,
+                "{requests} requests are too much work: about {calls:.1e} calls, the limit is \
+                 {:.1e}; at most {max} requests with these settings",
                 crate::MAX_CALLS_PER_RUN
             ),
             SpecError::CapacityTooSmall {

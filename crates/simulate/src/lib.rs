@@ -7,7 +7,7 @@
 //! N clients compete for one server; each needs one success and retries failures with a
 //! [`Mode`]: one of the jitter modes (the delays come from the same
 //! [`Schedule`](retry_tool_backoff::Schedule) that real runs use, one per client per run, and
-//! clients give up by the same [`Budget`](retry_tool_backoff::Budget)) or `no-backoff`. The
+//! clients give up by the same [`GiveUpRule`](retry_tool_backoff::GiveUpRule)) or `no-backoff`. The
 //! simulation is discrete-event, in simulated milliseconds; every network hop takes
 //! `|Normal(10 ms, 2 ms)|`. Two [`Model`]s:
 //!
@@ -18,6 +18,9 @@
 //! - `rate-limit`: a server admitting a given number of requests per second and rejecting the
 //!   rest (HTTP 429), the case of Google Cloud's retry guides
 //!   (<https://cloud.google.com/memorystore/docs/redis/exponential-backoff>).
+//!
+//! A third model, [`failure_rate`], asks another question (what retries cost a failing service,
+//! and what a retry budget and a circuit breaker save) and has its own spec and output.
 //!
 //! A point is the mean of [`SimSpec::runs`] runs ([`Stats`]); [`sweep`] repeats it for 10, 20,
 //! ... clients, as in the blog's figure, for [`write_table`] and [`write_svg`]. Runs are spread
@@ -39,9 +42,11 @@ mod bounds;
 mod client;
 mod error;
 mod events;
+pub mod failure_rate;
 mod mode;
 mod net;
 mod occ;
+mod parallel;
 mod plot;
 mod rate_limit;
 mod run;

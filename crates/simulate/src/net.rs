@@ -48,7 +48,7 @@ pub(crate) fn run_rng(seed: u64, mode: Mode, clients: u32, run: u32) -> Xoshiro2
 }
 
 /// SplitMix64's step and finaliser: a bijection that spreads every input bit.
-fn mix(x: u64) -> u64 {
+pub(crate) fn mix(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

@@ -192,7 +192,7 @@ fn short_number(v: f64) -> String {
 }
 
 /// plotters' errors borrow nothing but are not always `Send + Sync`; keep their message.
-fn plot_error<E: std::fmt::Display>(e: E) -> PlotError {
+pub(crate) fn plot_error<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError::Draw(e.to_string())
 }
 

@@ -1,17 +1,15 @@
 //! Running many independent runs on several threads, and averaging them.
 //!
 //! Every `(point, run)` pair is one job with its own random stream (see
-//! [`super::net::run_rng`]). Threads take jobs from a shared counter, the largest points first
-//! (so that no long job is left for the end), and each result goes to the job's slot; the means
-//! are then summed in run order. The numbers are therefore the same for any thread count.
-
-use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicUsize, Ordering};
+//! [`super::net::run_rng`]), run by [`crate::parallel`], the largest points first (so that no
+//! long job is left for the end); each result goes to the job's slot, and the means are then
+//! summed in run order. The numbers are therefore the same for any thread count.
 
 use retry_tool_backoff::Limits;
 
 use crate::client::no_backoff;
 use crate::net::run_rng;
+use crate::parallel;
 use crate::run::{RunResult, Setup};
 use crate::{Mode, Model, SimSpec, Stats, occ, rate_limit};
 
@@ -69,40 +67,9 @@ pub(crate) fn run_points(spec: &SimSpec, points: &[(Mode, u32)]) -> Vec<Stats> {
         (p * runs + run as usize, result)
     };
 
-    let threads = thread_count(spec.threads).min(jobs.max(1));
     let mut results = vec![RunResult::default(); jobs];
-    if threads <= 1 {
-        let mut ws = Workspace::new();
-        for j in 0..jobs {
-            let (slot, r) = job(&mut ws, j);
-            results[slot] = r;
-        }
-    } else {
-        let next = AtomicUsize::new(0);
-        let done: Vec<Vec<(usize, RunResult)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut ws = Workspace::new();
-                        let mut mine = Vec::new();
-                        loop {
-                            let j = next.fetch_add(1, Ordering::Relaxed);
-                            if j >= jobs {
-                                break mine;
-                            }
-                            mine.push(job(&mut ws, j));
-                        }
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        });
-        for (slot, r) in done.into_iter().flatten() {
-            results[slot] = r;
-        }
+    for (slot, r) in parallel::map_with(jobs, spec.threads, Workspace::new, job) {
+        results[slot] = r;
     }
 
     points
@@ -126,14 +93,5 @@ fn mean(mode: Mode, clients: u32, runs: &[RunResult]) -> Stats {
         calls_per_client: calls / f64::from(clients),
         rejected: avg(|r| r.rejected as f64),
         gave_up: avg(|r| r.gave_up as f64),
-    }
-}
-
-/// `requested` threads, or one per core when 0.
-fn thread_count(requested: usize) -> usize {
-    if requested > 0 {
-        requested
-    } else {
-        std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
     }
 }

@@ -1,5 +1,5 @@
 //! What retry says: progress on stderr (text lines, or JSON events with `--log-format json`),
-//! and the `--dry-run` schedule table.
+//! and the `--dry-run` schedule table ([`dry_run`], in `dry_run.rs`).
 //!
 //! Progress names the program, never its arguments (they often hold tokens) unless
 //! `--verbose`; both are escaped ([`escape`]), so a newline in a name cannot forge a line.
@@ -8,24 +8,28 @@
 //! attempt durations to the millisecond) and the seed is a string, as it may pass 2^53. Every
 //! event of a run carries its `run_id` (the `RETRY_RUN_ID` of its attempts).
 
+mod dry_run;
+mod escape;
+
 use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
-use rand::Rng;
 use serde_json::{Value, json};
 
-use crate::backoff::{Budget, Limits, Policy};
+use crate::backoff::Policy;
 use crate::cli::JitterArg;
 use crate::codes::signal_name;
-use crate::config::{LogFormat, Verbosity};
+use crate::config::Verbosity;
 use crate::duration::format_secs;
 use crate::hints::HintSource;
 use crate::process::{Outcome, StopReason};
+use crate::types::LogFormat;
 
-/// Rows shown by `--dry-run` when retries are unlimited.
-pub const DRY_RUN_UNLIMITED_ROWS: u64 = 20;
+pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, dry_run};
+pub use self::escape::escape;
+use self::escape::quote;
 
 /// Progress reporting for one run.
 #[derive(Debug)]
@@ -445,128 +449,9 @@ fn one_line(message: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Whether `c` must not appear raw in a message: control characters (a newline would start a
-/// forged `retry:` line, an escape sequence would drive the terminal), the line and paragraph
-/// separators, and the bidirectional controls that reorder what a terminal shows (Unicode
-/// Technical Standard #39 and CVE-2021-42574, "Trojan Source").
-fn hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202a}'
-                ..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        )
-}
-
-/// `text` with the characters of [`hidden`] escaped as Rust and C do (`\n`, `\t`,
-/// `\u{1b}`), everything else as it is. For names and paths printed inside a message.
-pub fn escape(text: &str) -> String {
-    if !text.chars().any(hidden) {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if hidden(c) {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
-/// Quotes an argument for display when it holds characters a shell would treat specially:
-/// `'...'`, or, when it holds characters of [`hidden`], `$'...'` with those escaped (the ANSI-C
-/// quoting of bash, zsh and ksh), so the line can still be pasted into a shell.
-fn quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b));
-    if plain {
-        arg.to_string()
-    } else if arg.chars().any(hidden) {
-        let body: String = arg
-            .chars()
-            .map(|c| match c {
-                '\'' => "\\'".to_string(),
-                '\\' => "\\\\".to_string(),
-                '\n' => "\\n".to_string(),
-                '\t' => "\\t".to_string(),
-                '\r' => "\\r".to_string(),
-                c if hidden(c) && (c as u32) < 0x100 => format!("\\x{:02x}", c as u32),
-                c if hidden(c) => format!("\\u{:04x}", c as u32),
-                c => c.to_string(),
-            })
-            .collect();
-        format!("$'{body}'")
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
-    }
-}
-
-/// Writes the `--dry-run` table: a header line beginning with `retry`, then one row per planned
-/// retry: its number (from 1), the delay and the cumulative delay, as seconds with three
-/// decimals. The retries a real run would grant if every attempt failed at once, by the same
-/// [`Budget`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited), and no
-/// row whose cumulative delay reaches `deadline` (nor any after it).
-///
-/// # Errors
-/// Write errors from `out` (a closed pipe, say).
-pub fn dry_run<W: Write, R: Rng + ?Sized>(
-    out: &mut W,
-    policy: &Policy,
-    max_retries: Option<u64>,
-    deadline: Option<Duration>,
-    rng: &mut R,
-) -> io::Result<()> {
-    writeln!(out, "{:<6} {:>12} {:>14}", "retry", "delay", "cumulative")?;
-    let rows = max_retries.unwrap_or(DRY_RUN_UNLIMITED_ROWS);
-    let limits = Limits {
-        max_retries,
-        deadline,
-    };
-    let mut budget = Budget::new(policy.schedule(), limits);
-    let mut total = Duration::ZERO;
-    for retry in 1..=rows {
-        let Ok(delay) = budget.next_delay(total, None, rng) else {
-            break;
-        };
-        total = total.saturating_add(delay);
-        writeln!(
-            out,
-            "{retry:<6} {:>12} {:>14}",
-            format_secs(delay),
-            format_secs(total)
-        )?;
-    }
-    out.flush()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quotes_only_when_needed() {
-        assert_eq!(
-            quote("https://x.example/a?b=c"),
-            "'https://x.example/a?b=c'"
-        );
-        assert_eq!(quote("-fsS"), "-fsS");
-        assert_eq!(quote("it's"), r"'it'\''s'");
-        assert_eq!(quote(""), "''");
-        assert_eq!(quote("a\nb'c"), r"$'a\nb\'c'");
-        assert_eq!(quote("\u{1b}[2J\u{202e}"), r"$'\x1b[2J\u202e'");
-    }
-
-    #[test]
-    fn escapes_what_could_forge_a_line_or_hide_text() {
-        assert_eq!(escape("curl"), "curl");
-        assert_eq!(escape("a\nretry: fake"), r"a\nretry: fake");
-        assert_eq!(escape("x\u{1b}[31m\t\u{2028}"), r"x\u{1b}[31m\t\u{2028}");
-        assert_eq!(escape("é ü"), "é ü");
-    }
 
     #[test]
     fn rounds_delays_to_microseconds() {

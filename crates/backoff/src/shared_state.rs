@@ -1,17 +1,20 @@
-//! The state shared by every run with one budget KEY, and the run's operations on it: the
-//! token bucket, the circuit breaker and the shared cooldown. Pure: std only, no I/O, no clock;
-//! times are wall-clock epoch milliseconds passed in, because runs are separate processes
-//! (and, with Redis, separate hosts) with nothing else in common.
+//! The state shared by every run with one retry-budget KEY, and the run's operations on it:
+//! the token bucket ([`crate::throttle`]), the circuit breaker ([`crate::breaker`]) and the
+//! shared cooldown. Pure: std only, no I/O, no clock; times are wall-clock epoch milliseconds
+//! passed in, because runs are separate processes (and, with Redis, separate hosts) with
+//! nothing else in common.
 //!
-//! Each operation is one read-modify-write of a [`SharedState`] that a store performs
-//! atomically (see `Store::update`); the simulator calls the very same operations.
+//! Each operation is one read-modify-write of a [`SharedState`], which the `retry` command
+//! performs atomically on the state it keeps in a file (under `flock`) or in Redis; its
+//! simulator (`retry --simulate --model failure-rate`) calls the very same operations on a
+//! state in memory, with a simulated clock.
 
-use super::breaker::{Admission, BreakerPolicy, BreakerState, CircuitBreaker, RunEnd};
-use super::throttle::{Throttle, TokenBucket};
+use crate::breaker::{Admission, BreakerPolicy, BreakerState, CircuitBreaker, RunEnd};
+use crate::throttle::{Throttle, TokenBucket};
 
-/// One run's settings for its KEY.
+/// One run's settings for its KEY: the `retry` command's `--budget` flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Policy {
+pub struct BudgetPolicy {
     /// Retry throttling (always on with a budget).
     pub throttle: Throttle,
     /// The circuit breaker (`--breaker N`); `None`: no breaker, run ends are not counted.
@@ -30,7 +33,8 @@ pub enum AttemptOutcome {
     Neutral,
 }
 
-/// All a KEY's shared state; serialised by the stores (JSON, versioned).
+/// All a KEY's shared state. No serialisation here: the `retry` command's stores map it to
+/// versioned JSON field by field, through the public fields and [`TokenBucket::parts`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SharedState {
     /// The token count; `None` until first used (a fresh bucket is full).
@@ -90,7 +94,7 @@ impl SharedState {
 
     /// Before the first attempt: asks the breaker (claiming the probe lease with `probe_id`
     /// when half-open) and reads the shared cooldown. First attempts are never throttled.
-    pub fn begin(&mut self, policy: &Policy, now_ms: u64, probe_id: u64) -> Begin {
+    pub fn begin(&mut self, policy: &BudgetPolicy, now_ms: u64, probe_id: u64) -> Begin {
         self.updated_ms = now_ms;
         let admission = match &policy.breaker {
             Some(bp) => self.breaker.admit(bp, now_ms, probe_id),
@@ -106,7 +110,12 @@ impl SharedState {
 
     /// Before any attempt, after waiting: the shared cooldown still to wait (a hint another
     /// run stored meanwhile). A probe (`probe_id`) renews its lease.
-    pub fn cooldown(&mut self, policy: &Policy, now_ms: u64, probe_id: Option<u64>) -> Option<u64> {
+    pub fn cooldown(
+        &mut self,
+        policy: &BudgetPolicy,
+        now_ms: u64,
+        probe_id: Option<u64>,
+    ) -> Option<u64> {
         if let (Some(bp), Some(id)) = (&policy.breaker, probe_id) {
             self.breaker.renew(bp, now_ms, id);
         }
@@ -118,7 +127,7 @@ impl SharedState {
     /// one, renews a probe's lease, and says whether a retry is allowed.
     pub fn attempt_end(
         &mut self,
-        policy: &Policy,
+        policy: &BudgetPolicy,
         now_ms: u64,
         outcome: AttemptOutcome,
         hint_ms: Option<u64>,
@@ -152,7 +161,7 @@ impl SharedState {
     /// it claimed the lease with, if admitted as the probe). `None` without a breaker.
     pub fn finish(
         &mut self,
-        policy: &Policy,
+        policy: &BudgetPolicy,
         now_ms: u64,
         end: RunEnd,
         probe_id: Option<u64>,
@@ -177,7 +186,7 @@ mod tests {
 
     #[test]
     fn fresh_state_is_full_and_first_attempts_run() {
-        let policy = Policy::default();
+        let policy = BudgetPolicy::default();
         let mut s = SharedState::default();
         let b = s.begin(&policy, 5, 1);
         assert_eq!(b.admission, Admission::Run);
@@ -188,7 +197,7 @@ mod tests {
 
     #[test]
     fn failures_spend_and_successes_refund() {
-        let policy = Policy::default();
+        let policy = BudgetPolicy::default();
         let mut s = SharedState::default();
         let allowed: Vec<bool> = (0..5)
             .map(|_| {
@@ -213,7 +222,7 @@ mod tests {
 
     #[test]
     fn a_hint_becomes_the_shared_cooldown() {
-        let policy = Policy::default();
+        let policy = BudgetPolicy::default();
         let mut s = SharedState::default();
         let after = s.attempt_end(&policy, 1_000, AttemptOutcome::Failure, Some(31_000), None);
         assert_eq!(after.wait_until_ms, Some(31_000));
@@ -229,11 +238,14 @@ mod tests {
     #[test]
     fn breaker_counts_runs_only_when_asked() {
         let mut s = SharedState::default();
-        assert_eq!(s.finish(&Policy::default(), 0, RunEnd::GaveUp, None), None);
+        assert_eq!(
+            s.finish(&BudgetPolicy::default(), 0, RunEnd::GaveUp, None),
+            None
+        );
         assert_eq!(s.breaker, CircuitBreaker::default());
-        let policy = Policy {
+        let policy = BudgetPolicy {
             breaker: Some(BreakerPolicy::new(1, Duration::from_secs(10)).unwrap()),
-            ..Policy::default()
+            ..BudgetPolicy::default()
         };
         assert_eq!(
             s.finish(&policy, 0, RunEnd::GaveUp, None),

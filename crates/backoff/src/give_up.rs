@@ -25,7 +25,7 @@ pub struct Limits {
     pub deadline: Option<Duration>,
 }
 
-/// Why a [`Budget`] grants no further retry.
+/// Why a [`GiveUpRule`] grants no further retry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GiveUp {
     /// `max_retries` retries were granted already.
@@ -52,18 +52,18 @@ impl fmt::Display for GiveUp {
     }
 }
 
-/// The retries of one run: a [`Schedule`] of delays under [`Limits`]. Use one budget per run.
+/// The retries of one run: a [`Schedule`] of delays under [`Limits`]. Use one rule per run.
 #[derive(Clone, Debug)]
-pub struct Budget {
+pub struct GiveUpRule {
     schedule: Schedule,
     limits: Limits,
     granted: u64,
 }
 
-impl Budget {
-    /// A budget that grants retries under `limits`, waiting the delays of `schedule`.
-    pub fn new(schedule: Schedule, limits: Limits) -> Budget {
-        Budget {
+impl GiveUpRule {
+    /// A rule that grants retries under `limits`, waiting the delays of `schedule`.
+    pub fn new(schedule: Schedule, limits: Limits) -> GiveUpRule {
+        GiveUpRule {
             schedule,
             limits,
             granted: 0,
@@ -128,7 +128,7 @@ mod tests {
     use rand::SeedableRng;
     use rand::rngs::Xoshiro256PlusPlus;
 
-    fn doubling(limits: Limits) -> Budget {
+    fn doubling(limits: Limits) -> GiveUpRule {
         let p = Policy::new(
             Duration::from_secs(1),
             2.0,
@@ -136,7 +136,7 @@ mod tests {
             Jitter::None,
         )
         .unwrap();
-        Budget::new(p.schedule(), limits)
+        GiveUpRule::new(p.schedule(), limits)
     }
 
     const SECS: fn(u64) -> Duration = Duration::from_secs;

@@ -1,6 +1,6 @@
 //! The "Simulation" heading of the command line: `--simulate` and the flags only it reads,
 //! and the simulation's reading of `--jitter` as a list of modes. The policy comes from the
-//! usual Backoff and Stopping flags. [`super::run_cli`] turns them into a
+//! usual Backoff and Stopping flags. [`crate::simulate::run_cli`] turns them into a
 //! [`retry_tool_simulate::SimSpec`].
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
@@ -14,12 +14,13 @@ use clap::{Args, ValueEnum, ValueHint, value_parser};
 use retry_tool_simulate::Mode;
 use strum::VariantArray;
 
-/// The flags under the "Simulation" heading, flattened into [`crate::cli::Cli`]. None of them
+/// The flags under the "Simulation" heading, flattened into [`super::Cli`]. None of them
 /// reads the environment; all but `--simulate` need `--simulate`.
 #[derive(Clone, Debug, Default, Args)]
 #[command(next_help_heading = "Simulation")]
 pub struct SimulateArgs {
-    /// Simulate CLIENTS clients contending for one server; runs no COMMAND
+    /// Simulate CLIENTS clients contending for one server (or, with --model failure-rate,
+    /// CLIENTS requests to a failing service); runs no COMMAND
     ///
     /// The contention experiment of the AWS Architecture Blog's "Exponential Backoff And
     /// Jitter", on retry's own backoff code: each client needs one success and retries with
@@ -32,7 +33,7 @@ pub struct SimulateArgs {
     /// of means: completion time (simulated ms), calls, calls per client, rejected calls and
     /// clients that gave up, a row per mode. The same --seed gives the same numbers. The
     /// flags that only concern a real run (--timeout, the Conditions, Output and Hooks flags)
-    /// play no part.
+    /// play no part. --model failure-rate asks another question: see --failure-rate.
     #[arg(id = "simulate", long = "simulate", value_name = "CLIENTS", allow_hyphen_values = true,
           value_parser = value_parser!(u32).range(1..), conflicts_with = "dry_run")]
     pub clients: Option<u32>,
@@ -44,13 +45,15 @@ pub struct SimulateArgs {
           requires = "simulate")]
     pub runs: Option<u32>,
 
-    /// What the simulated clients contend for: occ or rate-limit [default: occ]
+    /// What the simulated clients contend for: occ, rate-limit or failure-rate [default: occ]
     ///
     /// occ is the published simulator's model (aws-samples/aws-arch-backoff-simulator): one
     /// row under optimistic concurrency; a call reads the row, then writes it with the version
     /// read, and fails if another client wrote in between; calls counts writes. rate-limit is
     /// a server admitting --capacity requests per second (a token bucket holding one second's
-    /// worth) and rejecting the rest, as with HTTP 429; calls counts requests.
+    /// worth) and rejecting the rest, as with HTTP 429; calls counts requests. failure-rate is
+    /// a service whose calls fail with probability --failure-rate, and compares retry
+    /// policies rather than jitter modes.
     #[arg(long, value_name = "MODEL", value_enum, requires = "simulate")]
     pub model: Option<ModelName>,
 
@@ -62,18 +65,34 @@ pub struct SimulateArgs {
           required_if_eq("model", "rate-limit"), requires = "simulate")]
     pub capacity: Option<f64>,
 
+    /// The probability that a call fails, from 0 to 1, for --model failure-rate
+    ///
+    /// Simulates CLIENTS requests arriving at random (Poisson, 10 per second), every call
+    /// failing with this probability, and compares four policies, a row each: no-retry;
+    /// retries (up to --max-retries, default 5 as for a run, with the backoff of the usual
+    /// flags and one --jitter mode); budget (the same, and a retry only while the token bucket
+    /// shared by all requests allows it: gRFC A6, 10 tokens, 0.1 back per success); breaker
+    /// (the budget, and a circuit breaker opening after 5 requests in a row gave up, for 60s,
+    /// then one probe). Columns: success %, load (calls per request), retries per request,
+    /// requests whose retry the budget refused (spent %) and requests the breaker refused
+    /// (refused %). Needs --model failure-rate; --plot sweeps it instead.
+    #[arg(allow_hyphen_values = true, long, value_name = "X", value_parser = parse_failure_rate,
+          requires = "simulate")]
+    pub failure_rate: Option<f64>,
+
     /// Sweep the clients from 10 up to CLIENTS and draw an SVG chart to FILE
     ///
     /// The blog's figure: calls and completion time against the number of clients (10, 20,
     /// ..., CLIENTS), a line per mode, on logarithmic axes. The table then has a row per
-    /// client count, one table per mode. FILE is created (or emptied) before the sweep starts,
-    /// so an unwritable path fails at once.
+    /// client count, one table per mode. With --model failure-rate: the failure rate swept
+    /// from 0 to 1 in 21 steps, success and load against it, a line per policy. FILE is
+    /// created (or emptied) before the sweep starts, so an unwritable path fails at once.
     #[arg(long, value_name = "FILE.svg", value_hint = ValueHint::FilePath,
           requires = "simulate")]
     pub plot: Option<PathBuf>,
 
     /// `--jitter` (or `RETRY_JITTER`) read as the list of modes to compare, in order; `None`
-    /// when neither is set. [`crate::cli::parse`] fills it when `--simulate` is given, with
+    /// when neither is set. [`super::parse`] fills it when `--simulate` is given, with
     /// the parser of [`SimulateArgs::jitter_as_modes`]; a run reads `--jitter` as one mode.
     #[arg(skip)]
     pub modes: Option<Vec<Mode>>,
@@ -120,6 +139,8 @@ pub enum ModelName {
     Occ,
     /// A server admitting --capacity requests per second
     RateLimit,
+    /// A service whose calls fail with probability --failure-rate
+    FailureRate,
 }
 
 /// `--capacity`: a finite number of requests per second `> 0`.
@@ -128,6 +149,15 @@ fn parse_capacity(s: &str) -> Result<f64, String> {
         Ok(c) if c.is_finite() && c > 0.0 => Ok(c),
         Ok(_) => Err("must be a finite number of requests per second > 0".into()),
         Err(_) => Err("expected a number of requests per second > 0".into()),
+    }
+}
+
+/// `--failure-rate`: a probability, from 0 to 1.
+fn parse_failure_rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        Ok(_) => Err("must be a probability from 0 to 1".into()),
+        Err(_) => Err("expected a probability from 0 to 1, such as 0.5".into()),
     }
 }
 
@@ -145,11 +175,21 @@ mod tests {
     }
 
     #[test]
+    fn failure_rate_bounds() {
+        for (text, x) in [("0", 0.0), ("1", 1.0), ("0.35", 0.35), ("1e-3", 0.001)] {
+            assert_eq!(parse_failure_rate(text), Ok(x));
+        }
+        for bad in ["-0.1", "1.01", "2", "inf", "NaN", "x", "", "50%"] {
+            assert!(parse_failure_rate(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn model_names() {
         let names: Vec<String> = ModelName::value_variants()
             .iter()
             .map(|m| m.to_possible_value().unwrap().get_name().to_string())
             .collect();
-        assert_eq!(names, ["occ", "rate-limit"]);
+        assert_eq!(names, ["occ", "rate-limit", "failure-rate"]);
     }
 }

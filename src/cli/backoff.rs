@@ -1,0 +1,173 @@
+//! The "Backoff" heading: `--preset`, `--base`, `--multiplier`, `--cap`, `--jitter`, `--seed`.
+
+// The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
+use std::fmt;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::value_name;
+use crate::backoff::Jitter;
+use crate::duration::parse_duration;
+use crate::preset::Preset;
+
+/// The "Backoff" heading: the delays between attempts.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Backoff")]
+pub struct BackoffArgs {
+    /// Start from a published policy
+    ///
+    /// Sets --base, --multiplier, --cap, --jitter and, where the source defines them,
+    /// --max-retries and --deadline; the others keep retry's defaults. Precedence, highest
+    /// first: a flag, --preset, a RETRY_<FLAG> variable, RETRY_PRESET, the default; so
+    /// `--preset aws -n 5` is AWS's policy with 5 retries. --dry-run shows the schedule.
+    #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_enum)]
+    pub preset: Option<Preset>,
+
+    /// First delay [default: 1s]
+    ///
+    /// The delay before the first retry: humantime syntax (250ms, 1.5s, 2m30s) or a bare
+    /// number of seconds. Later delays grow by --multiplier up to --cap.
+    #[arg(allow_hyphen_values = true, short, long, env = "RETRY_BASE", value_name = "DURATION",
+          value_parser = parse_duration)]
+    pub base: Option<Duration>,
+
+    /// Growth per retry; must be >= 1 [default: 2]
+    ///
+    /// The delay before retry n (from 0) is base * multiplier^n, capped at --cap, before
+    /// jitter. Ignored by decorrelated jitter.
+    #[arg(allow_hyphen_values = true, short, long, env = "RETRY_MULTIPLIER",
+          value_name = "FACTOR", value_parser = parse_multiplier)]
+    pub multiplier: Option<f64>,
+
+    /// Largest single delay; must be >= base [default: 64s]
+    ///
+    /// No delay ever exceeds the cap, whatever the jitter.
+    #[arg(allow_hyphen_values = true, short, long, env = "RETRY_CAP", value_name = "DURATION",
+          value_parser = parse_duration)]
+    pub cap: Option<Duration>,
+
+    /// Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]
+    ///
+    /// With v = min(cap, base * multiplier^n): none waits v; full U(0, v); equal
+    /// v/2 + U(0, v/2); decorrelated s = min(cap, U(base, 3*s)) from s = base (AWS
+    /// Architecture Blog, "Exponential Backoff And Jitter"); additive
+    /// min(cap, base * multiplier^n + U(0, base)) (Google Cloud's retry guides); proportional
+    /// min(cap, v * (1 + U(-0.2, 0.2))) (gRPC connection backoff, grpc/grpc
+    /// doc/connection-backoff.md, kept under the cap). With --simulate, a comma-separated
+    /// list of modes to compare, no-backoff (retry at once) among them.
+    //
+    // With --simulate, [`parse`] reads this flag as the simulation's list of modes instead
+    // (see [`SimulateArgs::modes`]); this field is then `None`.
+    #[arg(
+        allow_hyphen_values = true,
+        short,
+        long,
+        env = "RETRY_JITTER",
+        value_name = "MODE",
+        value_enum,
+        hide_possible_values = true
+    )]
+    pub jitter: Option<JitterArg>,
+
+    /// Seed the jitter, to reproduce a schedule [default: from the OS]
+    ///
+    /// For reproducing a schedule only: a fixed seed on many clients brings back the
+    /// thundering herd that jitter exists to prevent. Do not set RETRY_SEED for a whole fleet.
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_SEED", value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+/// `--jitter` of a run: a [`Jitter`] mode, named as clap derives it from the variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum JitterArg {
+    /// min(cap, base * multiplier^n), no randomness
+    None,
+    /// U(0, v): the AWS Architecture Blog's recommendation
+    Full,
+    /// v/2 + U(0, v/2)
+    Equal,
+    /// s = min(cap, U(base, 3*s)) from s = base
+    Decorrelated,
+    /// min(cap, base * multiplier^n + U(0, base)): Google Cloud's retry guides
+    Additive,
+    /// min(cap, v * (1 + U(-0.2, 0.2))): gRPC connection backoff
+    Proportional,
+}
+
+impl From<JitterArg> for Jitter {
+    fn from(arg: JitterArg) -> Jitter {
+        match arg {
+            JitterArg::None => Jitter::None,
+            JitterArg::Full => Jitter::Full,
+            JitterArg::Equal => Jitter::Equal,
+            JitterArg::Decorrelated => Jitter::Decorrelated,
+            JitterArg::Additive => Jitter::Additive,
+            JitterArg::Proportional => Jitter::Proportional,
+        }
+    }
+}
+
+impl From<Jitter> for JitterArg {
+    fn from(jitter: Jitter) -> JitterArg {
+        match jitter {
+            Jitter::None => JitterArg::None,
+            Jitter::Full => JitterArg::Full,
+            Jitter::Equal => JitterArg::Equal,
+            Jitter::Decorrelated => JitterArg::Decorrelated,
+            Jitter::Additive => JitterArg::Additive,
+            Jitter::Proportional => JitterArg::Proportional,
+        }
+    }
+}
+
+impl fmt::Display for JitterArg {
+    /// The name `--jitter` takes.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&value_name(self))
+    }
+}
+
+/// `--multiplier`: a finite number `>= 1`.
+fn parse_multiplier(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(m) if m.is_finite() && m >= 1.0 => Ok(m),
+        Ok(_) => Err("must be a finite number >= 1".into()),
+        Err(_) => Err("expected a number >= 1".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multiplier_bounds() {
+        assert_eq!(parse_multiplier("1"), Ok(1.0));
+        assert!(parse_multiplier("0.9").is_err());
+        assert!(parse_multiplier("inf").is_err());
+        assert!(parse_multiplier("NaN").is_err());
+    }
+
+    #[test]
+    fn jitter_names_are_derived_and_convert_both_ways() {
+        let names: Vec<String> = JitterArg::value_variants().iter().map(value_name).collect();
+        assert_eq!(
+            names,
+            [
+                "none",
+                "full",
+                "equal",
+                "decorrelated",
+                "additive",
+                "proportional"
+            ]
+        );
+        for &arg in JitterArg::value_variants() {
+            assert_eq!(JitterArg::from(Jitter::from(arg)), arg);
+            assert_eq!(arg.to_string(), value_name(&arg));
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The "Conditions" heading: `--retry-on`, `--stop-on`, the output-matching flags and the
+//! server hints (`--http-hints`, `--max-hint`).
+
+// The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use clap::Args;
+use clap::builder::BoolishValueParser;
+use regex::bytes::Regex;
+
+use crate::codes::CodeSet;
+use crate::duration::parse_duration;
+
+/// The "Conditions" heading: which attempts failed, and which failures are retried.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Conditions")]
+pub struct ConditionArgs {
+    /// Only these statuses are retried [default: any non-zero]
+    ///
+    /// CODES: comma-separated statuses and inclusive ranges, e.g. 1,75,100-199. A death by
+    /// signal N is status 128+N, and a signal name (SIGPIPE or PIPE) stands for it. May name
+    /// statuses of the default stop set (126, 127, 141) to retry them after all.
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_RETRY_ON", value_name = "CODES",
+          value_parser = CodeSet::from_str)]
+    pub retry_on: Option<CodeSet>,
+
+    /// These statuses are never retried [default: 126,127,141]
+    ///
+    /// Added to the default stop set (126 cannot execute, 127 not found, 141 SIGPIPE); wins
+    /// over --retry-on. Same CODES syntax.
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_STOP_ON", value_name = "CODES",
+          value_parser = CodeSet::from_str)]
+    pub stop_on: Option<CodeSet>,
+
+    /// An attempt with a matching output line counts as failed, even with status 0
+    ///
+    /// Matched per line against the attempt's stdout and stderr (regex crate syntax), while
+    /// the output still streams through. May be repeated. If retry gives up after an attempt
+    /// that exited 0 but failed this way, it exits 1.
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    pub retry_if_output: Vec<Regex>,
+
+    /// An attempt with a matching output line is not retried, whatever its status
+    ///
+    /// Matched per line against stdout and stderr. May be repeated.
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    pub stop_if_output: Vec<Regex>,
+
+    /// Take the next delay from a server hint in a failed attempt's output
+    ///
+    /// A line matching REGEX whose first capture group is a number of seconds (decimal) or an
+    /// HTTP-date makes the next delay at least that long, even past --cap, as with
+    /// --http-hints (which needs no regex for HTTP headers). Match headers with (?i): HTTP/2
+    /// sends their names in lower case. A capture that is neither is reported on one line and
+    /// ignored. May be repeated.
+    #[arg(long, value_name = "REGEX", value_parser = parse_capturing_regex)]
+    pub delay_from_output: Vec<Regex>,
+
+    /// Wait at least as long as the server asks in HTTP headers in a failed attempt's output
+    ///
+    /// Reads the response header lines that `curl -sS -D - ...`, `curl -i` or `curl -v` print
+    /// (HTTP/1.1 or HTTP/2, names in any case) on stdout or stderr, which still stream through
+    /// as they come: Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3), RateLimit
+    /// with r=0 and t=SECONDS (IETF draft-ietf-httpapi-ratelimit-headers), X-RateLimit-Reset
+    /// (epoch seconds) with X-RateLimit-Remaining: 0 (GitHub's API) and x-amz-retry-after
+    /// (milliseconds, AWS). The next delay is then at least the longest of them, even past
+    /// --cap, and the progress line names it; a hint in the past adds nothing. A hint that
+    /// would pass --deadline, or asks for more than --max-hint, makes retry give up at once.
+    /// RETRY_HTTP_HINTS=true (or 1, yes, on) sets it too.
+    #[arg(long, env = "RETRY_HTTP_HINTS", value_parser = BoolishValueParser::new())]
+    pub http_hints: bool,
+
+    /// Longest server hint honoured [default: 1h]
+    ///
+    /// A server that asks for a longer wait (--http-hints, --delay-from-output) makes retry
+    /// give up at once, with a line naming the hint, instead of sleeping for days. 0 means no
+    /// limit.
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_MAX_HINT", value_name = "DURATION",
+          value_parser = parse_duration)]
+    pub max_hint: Option<Duration>,
+}
+
+/// A REGEX for the output flags (regex crate syntax, matched against bytes), its error on one
+/// line.
+fn parse_regex(s: &str) -> Result<Regex, String> {
+    Regex::new(s).map_err(|e| {
+        let text = e.to_string();
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        last.trim().trim_start_matches("error: ").to_string()
+    })
+}
+
+/// A REGEX with at least one capture group (`--delay-from-output`).
+fn parse_capturing_regex(s: &str) -> Result<Regex, String> {
+    let re = parse_regex(s)?;
+    if re.captures_len() < 2 {
+        return Err(
+            "needs a capture group for the seconds or the HTTP-date, e.g. \
+             'Retry-After: (\\d+)'"
+                .into(),
+        );
+    }
+    Ok(re)
+}

@@ -1,0 +1,105 @@
+//! The "Output" heading: stdin replay, held stdout, `--dry-run`, retry's own progress lines
+//! and what it tells GitHub Actions.
+
+// The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
+use std::str::FromStr;
+
+use clap::Args;
+use clap::builder::BoolishValueParser;
+
+use crate::types::LogFormat;
+
+/// The "Output" heading: what retry prints and what the attempts see of stdin and stdout.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// Give every attempt the same stdin: read it once, replay it from the start
+    ///
+    /// Attempt 1 streams stdin as it arrives; later attempts get the full recorded copy.
+    /// Memory stays bounded: past 8 MiB the copy spills to an unlinked temporary file (mode
+    /// 0600 in TMPDIR), gone however retry ends; --max-replay bounds the file. If stdin cannot
+    /// be read or recorded (TMPDIR missing or full), no attempt is given part of it as if it
+    /// were all: retry stops, says why and exits 125 (or with the status of an attempt that
+    /// failed before it read that far).
+    #[arg(long)]
+    pub replay_stdin: bool,
+
+    /// Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]
+    ///
+    /// Bounds the disk a reader that never ends (`yes | retry --replay-stdin ...`) can fill.
+    /// SIZE is bytes with an optional unit, case-insensitive, the B optional: K, M, G, T are
+    /// powers of 1000, Ki, Mi, Gi, Ti powers of 1024 (10000, 512MiB, 1.5G). When stdin goes on
+    /// past it, recording stops: an attempt still reading sees its stdin end there, no later
+    /// attempt starts, and retry exits 125 (or with the status of an attempt that failed
+    /// before it read that far).
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_MAX_REPLAY",
+          value_name = "SIZE|unlimited", value_parser = ByteLimit::from_str)]
+    pub max_replay: Option<ByteLimit>,
+
+    /// Hold each attempt's stdout; print it only if that attempt succeeds
+    ///
+    /// stdout then carries exactly one attempt's output. A failed attempt's held stdout goes
+    /// to stderr, so nothing is lost. Memory stays bounded as with --replay-stdin.
+    #[arg(long)]
+    pub stdout_on_success: bool,
+
+    /// Print the planned schedule and exit; runs nothing
+    ///
+    /// One row per planned retry: its number, the delay, and the cumulative delay (at most
+    /// 20 rows when unlimited; rows that reach --deadline are left out). Use --seed to
+    /// reproduce a schedule, and with --preset to see a published policy.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Silence retry's own progress lines (never its errors)
+    ///
+    /// The command's own output is untouched; only retry's lines on stderr about failed
+    /// attempts and giving up are dropped.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// More detail: the command's arguments, each attempt's start and duration, the seed
+    ///
+    /// Also prints the backoff policy in effect once at the start, after flags, presets and
+    /// RETRY_<FLAG> variables have been applied.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Format of retry's own progress: text or json [default: text]
+    ///
+    /// json writes one JSON object per line on stderr for each event: attempt_start,
+    /// attempt_end (with its status), wait (with the delay), hook, give_up, success and
+    /// interrupted, each with "elapsed" seconds since retry started, for CI systems to parse.
+    /// --quiet silences them too.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text,
+          hide_default_value = true)]
+    pub log_format: LogFormat,
+
+    /// Tell GitHub Actions nothing: no annotation, no step outputs
+    ///
+    /// Under GitHub Actions (GITHUB_ACTIONS=true) retry writes a ::warning workflow command
+    /// when the command succeeded only after retries, and an ::error when it gives up, naming
+    /// the attempts and their statuses (on stderr, which the runner reads as it does stdout);
+    /// and appends attempts=N and status=S to the file named by GITHUB_OUTPUT, for
+    /// `steps.<id>.outputs.attempts`. If that file cannot be written, retry says so and does
+    /// not exit 0 (125 instead). RETRY_NO_GITHUB=true (or 1, yes, on) sets it too.
+    #[arg(long, env = "RETRY_NO_GITHUB", value_parser = BoolishValueParser::new())]
+    pub no_github: bool,
+}
+
+/// `--max-replay`: a size in bytes or `unlimited` (`None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteLimit(pub Option<u64>);
+
+impl FromStr for ByteLimit {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim().eq_ignore_ascii_case("unlimited") {
+            return Ok(ByteLimit(None));
+        }
+        crate::size::parse_size(s).map(|n| ByteLimit(Some(n)))
+    }
+}

@@ -1,0 +1,282 @@
+//! Reading a command line into [`Cli`]: the `RETRY_<FLAG>` variables and where each value came
+//! from, the message naming the variable at fault, and `--simulate` turning `--jitter` into a
+//! list of modes.
+
+use std::ffi::{OsStr, OsString};
+
+use clap::builder::ValueParser;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use retry_tool_simulate::Mode;
+
+use super::{Cli, Origins, Parsed, SimulateArgs, Stop, one_line};
+
+/// [`super::parse`], reading the environment only if `env`.
+pub(super) fn parse_reading(args: &[OsString], env: bool) -> Result<Parsed, Stop> {
+    let read_env = |_: &str| env;
+    let kind = Kind::of(args);
+    let parsed = parse_as(kind, args, &read_env);
+    let Err(Stop::Usage(message)) = parsed else {
+        return parsed;
+    };
+    if kind == Kind::Simulate {
+        return Err(Stop::Usage(message));
+    }
+    // A run refused what a simulation accepts: `--jitter` or `RETRY_JITTER` lists modes.
+    let simulation = match parse_as(Kind::Simulate, args, &read_env) {
+        Ok(simulation) => simulation,
+        // `--help` and `--version` read as the same text either way.
+        Err(Stop::Display(e)) => return Err(Stop::Display(e)),
+        Err(Stop::Usage(_)) => return Err(Stop::Usage(message)),
+    };
+    if simulation.cli.generate.is_some() {
+        // Generating documentation needs no settings.
+        return Ok(simulation);
+    }
+    let (cli, origins) = (&simulation.cli, &simulation.origins);
+    let from_env = origins.is_env("jitter");
+    if from_env && cli.backoff.preset.is_some() && !origins.is_env("preset") {
+        // `--preset` on the command line outranks RETRY_JITTER, whose list plays no part.
+        return parse_as(kind, args, &|id: &str| env && id != "jitter");
+    }
+    let names: Vec<&str> = cli
+        .simulate
+        .modes
+        .iter()
+        .flatten()
+        .map(|m| m.name())
+        .collect();
+    let from = if from_env { " from RETRY_JITTER" } else { "" };
+    Err(Stop::Usage(format!(
+        "--jitter ({}{from}): a run takes one jitter mode; lists of modes and no-backoff are \
+         for --simulate",
+        names.join(",")
+    )))
+}
+
+/// The definition [`super::documented`] returns.
+pub(super) fn documented() -> clap::Command {
+    Kind::Simulate.command()
+}
+
+/// What a command line asks for, told apart before any value is checked: `--simulate` makes
+/// `--jitter` a list of modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Run a command (or `--dry-run`, `--generate`): `--jitter` is one [`super::JitterArg`].
+    Run,
+    /// `--simulate`: `--jitter` is a list of [`Mode`]s.
+    Simulate,
+}
+
+impl Kind {
+    /// `Simulate` if `args` give `--simulate`, judged by their shape alone (every value taken
+    /// as it is, no environment); `Run` otherwise, and for any command line clap refuses.
+    fn of(args: &[OsString]) -> Kind {
+        let probe = Cli::command().mut_args(|arg| {
+            let arg = arg.env(None::<&'static str>);
+            if arg.get_action().takes_values() {
+                arg.value_parser(ValueParser::os_string())
+            } else {
+                arg
+            }
+        });
+        match probe.try_get_matches_from(args) {
+            Ok(matches) if matches.contains_id("simulate") => Kind::Simulate,
+            _ => Kind::Run,
+        }
+    }
+
+    /// The clap command for this kind of command line.
+    fn command(self) -> clap::Command {
+        match self {
+            Kind::Run => Cli::command(),
+            // `mut_args` keeps the order of the arguments (and so of the help); `mut_arg`
+            // would move `--jitter` last.
+            Kind::Simulate => Cli::command().mut_args(|arg| {
+                if arg.get_id() == "jitter" {
+                    SimulateArgs::jitter_as_modes(arg)
+                } else {
+                    arg
+                }
+            }),
+        }
+    }
+}
+
+/// [`parse`] for one kind of command line, reading the variables of the arguments whose id
+/// `read_env` accepts.
+fn parse_as(
+    kind: Kind,
+    args: &[OsString],
+    read_env: &dyn Fn(&str) -> bool,
+) -> Result<Parsed, Stop> {
+    let command = with_env(kind.command(), read_env);
+    let full_error = match command.clone().try_get_matches_from(args) {
+        Ok(matches) => return from_matches(&matches, &command, kind),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return Err(Stop::Display(e));
+        }
+        Err(e) => e,
+    };
+    // Without the environment: if the command line alone is at fault, say so as clap does.
+    let bare = with_env(kind.command(), |_| false);
+    let matches = bare
+        .clone()
+        .try_get_matches_from(args)
+        .map_err(|e| Stop::Usage(one_line(&e.render().to_string())))?;
+    let parsed = from_matches(&matches, &bare, kind)?;
+    if parsed.cli.generate.is_some() {
+        // Generating documentation needs no settings: a bad variable must not stop it.
+        return Ok(parsed);
+    }
+    Err(Stop::Usage(env_error(kind, args, read_env, &full_error)))
+}
+
+/// `Cli` from matches, with the origin of every value taken from the environment. With
+/// `--simulate`, `--jitter` goes to [`SimulateArgs::modes`].
+fn from_matches(matches: &ArgMatches, command: &clap::Command, kind: Kind) -> Result<Parsed, Stop> {
+    let mut origins = Origins::default();
+    for arg in command.get_arguments() {
+        let id = arg.get_id().as_str();
+        if matches.value_source(id) == Some(ValueSource::EnvVariable) {
+            origins.set_env(id);
+        }
+    }
+    let mut matches = matches.clone();
+    let modes = match kind {
+        Kind::Simulate => matches.remove_one::<Vec<Mode>>("jitter"),
+        Kind::Run => None,
+    };
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)
+        .map_err(|e| Stop::Usage(one_line(&e.render().to_string())))?;
+    cli.simulate.modes = modes;
+    Ok(Parsed { cli, origins })
+}
+
+/// The value of environment variable `name`, `None` when unset or empty.
+fn env_value(name: &OsStr) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+/// `command` reading the environment only for the arguments `keep` accepts (by id), and never
+/// from an empty variable. (The help shows `[env: NAME=value]` only for the ones it reads.)
+pub(super) fn with_env(command: clap::Command, keep: impl Fn(&str) -> bool) -> clap::Command {
+    command.mut_args(|arg| {
+        let skip = arg.get_env().is_some_and(|name| {
+            !keep(arg.get_id().as_str()) || std::env::var_os(name).is_some_and(|v| v.is_empty())
+        });
+        if skip {
+            arg.env(None::<&'static str>)
+        } else {
+            arg
+        }
+    })
+}
+
+/// The one-line message for a parse that failed only because of the environment: finds the
+/// variable at fault by reading the variables one at a time.
+fn env_error(
+    kind: Kind,
+    args: &[OsString],
+    read_env: &dyn Fn(&str) -> bool,
+    full_error: &clap::Error,
+) -> String {
+    for arg in Cli::command().get_arguments() {
+        let (Some(name), Some(long)) = (arg.get_env(), arg.get_long()) else {
+            continue;
+        };
+        let id = arg.get_id().as_str();
+        let Some(value) = env_value(name).filter(|_| read_env(id)) else {
+            continue;
+        };
+        let probe = with_env(kind.command(), |other| other == id);
+        if let Err(e) = probe.try_get_matches_from(args) {
+            return format!(
+                "invalid value '{}' for {} (--{long}): {}",
+                value.to_string_lossy(),
+                name.to_string_lossy(),
+                reason(&e)
+            );
+        }
+    }
+    format!(
+        "in the RETRY_* environment variables: {}",
+        one_line(&full_error.render().to_string())
+    )
+}
+
+/// What was wrong with a value, from clap's error: the value parser's own message, or the
+/// values it would have accepted.
+fn reason(e: &clap::Error) -> String {
+    if let Some(source) = std::error::Error::source(e) {
+        return source.to_string();
+    }
+    if let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) {
+        return format!("expected one of {}", valid.join(", "));
+    }
+    one_line(&e.render().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{JitterArg, parse_hermetic};
+    use super::*;
+
+    #[test]
+    fn simulate_makes_jitter_a_list_of_modes() {
+        let parsed = |args: &[&str]| {
+            let args: Vec<OsString> = std::iter::once("retry")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            let kind = Kind::of(&args);
+            (kind, parse_as(kind, &args, &|_| false))
+        };
+        let (kind, run) = parsed(&["-j", "equal", "true"]);
+        assert_eq!(kind, Kind::Run);
+        assert_eq!(run.unwrap().cli.backoff.jitter, Some(JitterArg::Equal));
+        let (kind, sim) = parsed(&["-j", "no-backoff,full", "--simulate", "3"]);
+        assert_eq!(kind, Kind::Simulate);
+        let cli = sim.unwrap().cli;
+        assert_eq!(cli.simulate.modes, Some(vec![Mode::NoBackoff, Mode::Full]));
+        assert_eq!(cli.backoff.jitter, None);
+        // Shape alone decides: a bad value elsewhere does not hide --simulate.
+        assert_eq!(parsed(&["--simulate", "0", "-j", "x"]).0, Kind::Simulate);
+        assert_eq!(parsed(&["--", "true", "--simulate", "3"]).0, Kind::Run);
+        assert_eq!(parsed(&["--bogus", "--simulate", "3"]).0, Kind::Run);
+        // One parser of mode lists: exact names only.
+        for bad in [" full", "full ", "FULL", "full,", "full,none,full"] {
+            assert!(
+                parsed(&["-j", bad, "--simulate", "3"]).1.is_err(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_given_a_list_says_lists_are_for_simulate() {
+        let refusal = |args: &[&str]| match parse_hermetic(args) {
+            Err(Stop::Usage(message)) => message,
+            other => panic!("{args:?}: {other:?}"),
+        };
+        assert_eq!(
+            refusal(&["-j", "none,full", "true"]),
+            "--jitter (none,full): a run takes one jitter mode; lists of modes and no-backoff \
+             are for --simulate"
+        );
+        assert!(refusal(&["-j", "no-backoff", "--dry-run"]).starts_with("--jitter (no-backoff)"));
+        // Documentation and help need no settings.
+        assert!(parse_hermetic(&["-j", "none,full", "--generate", "man"]).is_ok());
+        assert!(matches!(
+            parse_hermetic(&["-j", "none,full", "--help"]),
+            Err(Stop::Display(_))
+        ));
+        let e = refusal(&["-j", "fulll", "true"]);
+        assert!(
+            e.starts_with("invalid value 'fulll' for '--jitter <MODE>'"),
+            "{e}"
+        );
+    }
+}

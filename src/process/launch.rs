@@ -1,0 +1,229 @@
+//! Starting an attempt or a hook: its descriptors, process group, signal mask and death with
+//! retry. On Linux through [`super::vfork`] (no `fork` of retry's memory); elsewhere through
+//! std's `Command` with a `pre_exec` closure.
+
+use std::ffi::OsString;
+use std::io;
+use std::process::{ChildStderr, ChildStdin, ChildStdout};
+
+use nix::unistd::Pid;
+
+use super::{Attempt, GroupMode, Piped};
+
+/// A started attempt and the pipes asked for with [`Piped`].
+#[derive(Debug)]
+pub struct Spawned {
+    /// The running attempt.
+    pub attempt: Attempt,
+    /// Its stdin pipe, when piped.
+    pub stdin: Option<ChildStdin>,
+    /// Its stdout pipe, when piped.
+    pub stdout: Option<ChildStdout>,
+    /// Its stderr pipe, when piped.
+    pub stderr: Option<ChildStderr>,
+}
+
+/// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`; stdin, stdout and
+/// stderr are inherited except those `piped` asks for. The program is executed directly, never
+/// through a shell (a script without `#!` runs under `/bin/sh`, as `execvp` does).
+///
+/// In the child, before exec: the signal mask is cleared, SIGPIPE gets its default action, and
+/// on Linux the child is set to get KILL if retry dies (`PR_SET_PDEATHSIG`, as coreutils
+/// `timeout`), and does not run at all if retry died first. A standard descriptor that was
+/// closed when retry started ([`super::closed_at_start`]) is closed in the child too, and is
+/// then never piped, whatever `piped` asks: `retry -- echo hi >&-` fails as `echo hi >&-` does.
+///
+/// # Errors
+/// The launch error (not found, permission denied, ...), from exec itself.
+pub fn spawn(
+    argv: &[OsString],
+    env: &[(&str, String)],
+    mode: GroupMode,
+    piped: Piped,
+) -> io::Result<Spawned> {
+    let closed = [0, 1, 2].map(super::closed_at_start);
+    let want = [
+        piped.stdin && !closed[0],
+        piped.stdout && !closed[1],
+        piped.stderr && !closed[2],
+    ];
+    imp::spawn(argv, env, mode, closed, want)
+}
+
+/// Starts a hook: `sh -c script` with extra environment `env`, in a process group of its own,
+/// stdin from /dev/null and stdout onto retry's stderr (a hook must not write into the
+/// pipeline's stdout); both closed when retry's stderr was closed at start.
+///
+/// # Errors
+/// When `sh` cannot be started or /dev/null cannot be opened.
+pub fn spawn_hook(script: &str, env: &[(&str, String)]) -> io::Result<Attempt> {
+    let no_stderr = super::closed_at_start(2);
+    imp::spawn_hook(script, env, no_stderr)
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use std::ffi::OsString;
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::{AsRawFd, OwnedFd};
+
+    use nix::fcntl::OFlag;
+    use nix::unistd::pipe2;
+
+    use super::super::vfork::{self, Prepared, Stdio};
+    use super::{Attempt, GroupMode, Pid, Spawned};
+
+    pub(super) fn spawn(
+        argv: &[OsString],
+        env: &[(&str, String)],
+        mode: GroupMode,
+        closed: [bool; 3],
+        want: [bool; 3],
+    ) -> io::Result<Spawned> {
+        // (child's end, retry's end) of each pipe; both close-on-exec (dup2 clears the flag
+        // on the child's copy at 0, 1 or 2).
+        let mut pipes: [Option<(OwnedFd, OwnedFd)>; 3] = [None, None, None];
+        for fd in 0..3 {
+            if want[fd] {
+                let (read, write) = pipe2(OFlag::O_CLOEXEC)?;
+                pipes[fd] = Some(if fd == 0 {
+                    (read, write)
+                } else {
+                    (write, read)
+                });
+            }
+        }
+        let stdio: [Stdio; 3] = std::array::from_fn(|fd| match &pipes[fd] {
+            Some((child, _)) => Stdio::From(child.as_raw_fd()),
+            None if closed[fd] => Stdio::Closed,
+            None => Stdio::Inherit,
+        });
+        let plan = Prepared::new(
+            argv,
+            &vfork::environment(env),
+            mode == GroupMode::Own,
+            stdio,
+        )?;
+        let pid = vfork::spawn(&plan)?;
+        let [stdin, stdout, stderr] = pipes.map(|p| p.map(|(_child, ours)| ours));
+        Ok(Spawned {
+            attempt: Attempt::new(Pid::from_raw(pid), mode),
+            stdin: stdin.map(Into::into),
+            stdout: stdout.map(Into::into),
+            stderr: stderr.map(Into::into),
+        })
+    }
+
+    pub(super) fn spawn_hook(
+        script: &str,
+        env: &[(&str, String)],
+        no_stderr: bool,
+    ) -> io::Result<Attempt> {
+        let null = File::open("/dev/null")?;
+        let stdio = if no_stderr {
+            [Stdio::From(null.as_raw_fd()), Stdio::Closed, Stdio::Closed]
+        } else {
+            [
+                Stdio::From(null.as_raw_fd()),
+                Stdio::From(2),
+                Stdio::Inherit,
+            ]
+        };
+        let argv = ["sh", "-c", script].map(OsString::from);
+        let plan = Prepared::new(&argv, &vfork::environment(env), true, stdio)?;
+        let pid = vfork::spawn(&plan)?;
+        Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use std::ffi::{OsStr, OsString};
+    use std::io;
+    use std::os::fd::AsFd;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
+
+    use super::{Attempt, GroupMode, Pid, Spawned};
+
+    pub(super) fn spawn(
+        argv: &[OsString],
+        env: &[(&str, String)],
+        mode: GroupMode,
+        closed: [bool; 3],
+        want: [bool; 3],
+    ) -> io::Result<Spawned> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
+        let mut cmd = supervised(program, env, mode, closed);
+        cmd.args(args);
+        if want[0] {
+            cmd.stdin(Stdio::piped());
+        }
+        if want[1] {
+            cmd.stdout(Stdio::piped());
+        }
+        if want[2] {
+            cmd.stderr(Stdio::piped());
+        }
+        let mut child = cmd.spawn()?;
+        let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
+        Ok(Spawned {
+            attempt: Attempt::new(Pid::from_raw(pid), mode),
+            stdin: child.stdin.take(),
+            stdout: child.stdout.take(),
+            stderr: child.stderr.take(),
+        })
+    }
+
+    pub(super) fn spawn_hook(
+        script: &str,
+        env: &[(&str, String)],
+        no_stderr: bool,
+    ) -> io::Result<Attempt> {
+        let mut cmd = supervised(
+            OsStr::new("sh"),
+            env,
+            GroupMode::Own,
+            [false, no_stderr, no_stderr],
+        );
+        cmd.arg("-c")
+            .arg(script)
+            .stdin(Stdio::null())
+            .stdout(io::stderr().as_fd().try_clone_to_owned()?);
+        let child = cmd.spawn()?;
+        let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
+        Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own))
+    }
+
+    fn supervised(
+        program: &OsStr,
+        env: &[(&str, String)],
+        mode: GroupMode,
+        close: [bool; 3],
+    ) -> Command {
+        let mut cmd = Command::new(program);
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        if mode == GroupMode::Own {
+            cmd.process_group(0);
+        }
+        // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
+        // system calls (close, sigprocmask); it allocates nothing and takes no locks.
+        unsafe {
+            cmd.pre_exec(move || {
+                for fd in (0..3).filter(|&fd| close[fd as usize]) {
+                    libc::close(fd);
+                }
+                sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
+                Ok(())
+            });
+        }
+        cmd
+    }
+}

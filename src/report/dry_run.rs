@@ -1,0 +1,50 @@
+//! The `--dry-run` table: the delays a real run would wait if every attempt failed at once.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use rand::Rng;
+
+use crate::backoff::{GiveUpRule, Limits, Policy};
+use crate::duration::format_secs;
+
+/// Rows shown by `--dry-run` when retries are unlimited.
+pub const DRY_RUN_UNLIMITED_ROWS: u64 = 20;
+
+/// Writes the `--dry-run` table: a header line beginning with `retry`, then one row per planned
+/// retry: its number (from 1), the delay and the cumulative delay, as seconds with three
+/// decimals. The retries a real run would grant if every attempt failed at once, by the same
+/// [`GiveUpRule`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited), and no
+/// row whose cumulative delay reaches `deadline` (nor any after it).
+///
+/// # Errors
+/// Write errors from `out` (a closed pipe, say).
+pub fn dry_run<W: Write, R: Rng + ?Sized>(
+    out: &mut W,
+    policy: &Policy,
+    max_retries: Option<u64>,
+    deadline: Option<Duration>,
+    rng: &mut R,
+) -> io::Result<()> {
+    writeln!(out, "{:<6} {:>12} {:>14}", "retry", "delay", "cumulative")?;
+    let rows = max_retries.unwrap_or(DRY_RUN_UNLIMITED_ROWS);
+    let limits = Limits {
+        max_retries,
+        deadline,
+    };
+    let mut budget = GiveUpRule::new(policy.schedule(), limits);
+    let mut total = Duration::ZERO;
+    for retry in 1..=rows {
+        let Ok(delay) = budget.next_delay(total, None, rng) else {
+            break;
+        };
+        total = total.saturating_add(delay);
+        writeln!(
+            out,
+            "{retry:<6} {:>12} {:>14}",
+            format_secs(delay),
+            format_secs(total)
+        )?;
+    }
+    out.flush()
+}

@@ -1,0 +1,192 @@
+//! The supervisor's one event source on Linux, on one thread: retry's signals read from a
+//! `signalfd`, the running attempt's end from a `pidfd`, and every wait and timeout as the
+//! timeout of one `ppoll` on the monotonic clock. No signal handler, no helper thread, no
+//! periodic wake-up. See signalfd(2), pidfd_open(2) and ppoll(2).
+//!
+//! The signals are blocked first, in the thread that later starts every other thread (so all
+//! inherit the mask), which queues them for the `signalfd`; `ssi_code` still tells a
+//! terminal's Ctrl-C (sent by the kernel, `SI_KERNEL`) from a `kill`.
+
+use std::cell::RefCell;
+use std::io;
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::time::Instant;
+
+use nix::poll::{PollFd, PollFlags, ppoll};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::time::TimeSpec;
+
+use super::Event;
+
+/// `si_code` of a signal sent by the kernel (a terminal's Ctrl-C, Ctrl-\ or hangup).
+const SI_KERNEL: i32 = 0x80;
+
+/// The signalfd, and the pidfd of the child being watched.
+#[derive(Debug)]
+pub struct Events {
+    signals: SignalFd,
+    child: RefCell<Option<OwnedFd>>,
+}
+
+impl Events {
+    /// Clears the mask, then blocks the wanted signals (stop, pass-on and CHLD, less those
+    /// ignored at start) in the calling thread and opens a `signalfd` for them. Call before
+    /// any other thread starts.
+    ///
+    /// # Errors
+    /// When the mask cannot be set or the `signalfd` cannot be opened.
+    pub fn listen() -> io::Result<Events> {
+        super::clear_mask()?;
+        let mut set = SigSet::empty();
+        for s in super::wanted() {
+            set.add(Signal::try_from(s).map_err(io::Error::from)?);
+        }
+        pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)?;
+        let signals = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
+        Ok(Events {
+            signals,
+            child: RefCell::new(None),
+        })
+    }
+
+    /// Watches child `pid` (the running attempt or hook) through a pidfd (Linux 5.3), so its
+    /// end wakes the wait even if SIGCHLD was coalesced with another. Without pidfds (an older
+    /// kernel) SIGCHLD alone does it.
+    pub fn watch_child(&self, pid: i32) {
+        *self.child.borrow_mut() = pidfd(pid);
+    }
+
+    /// Stops watching: call once the child is reaped (its pidfd stays readable).
+    pub fn unwatch_child(&self) {
+        *self.child.borrow_mut() = None;
+    }
+
+    /// The next event, waiting at most until `until` (`None`: no limit); `None` when that
+    /// time came first. A queued event is returned even when `until` has already passed.
+    pub fn wait(&self, until: Option<Instant>) -> Option<Event> {
+        loop {
+            if let Some(event) = self.read_signal() {
+                return Some(event);
+            }
+            let timeout =
+                until.map(|t| TimeSpec::from_duration(t.saturating_duration_since(Instant::now())));
+            let child = self.child.borrow();
+            let mut fds = vec![PollFd::new(self.signals.as_fd(), PollFlags::POLLIN)];
+            if let Some(fd) = child.as_ref() {
+                fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
+            }
+            match ppoll(&mut fds, timeout, None) {
+                Ok(0) => return self.read_signal(),
+                Ok(_) => {
+                    let child_ready = fds
+                        .get(1)
+                        .and_then(PollFd::revents)
+                        .is_some_and(|r| !r.is_empty());
+                    if let Some(event) = self.read_signal() {
+                        return Some(event);
+                    }
+                    if child_ready {
+                        return Some(Event::Child);
+                    }
+                }
+                Err(nix::errno::Errno::EINTR) => {}
+                // Cannot happen with valid descriptors; look at the child rather than spin.
+                Err(_) => return Some(Event::Child),
+            }
+        }
+    }
+
+    /// The next queued event, without waiting.
+    pub fn try_next(&self) -> Option<Event> {
+        self.read_signal()
+    }
+
+    fn read_signal(&self) -> Option<Event> {
+        let info = self.signals.read_signal().ok().flatten()?;
+        let signal = i32::try_from(info.ssi_signo).unwrap_or(0);
+        Some(if signal == libc::SIGCHLD {
+            Event::Child
+        } else {
+            Event::Signal {
+                signal,
+                from_kernel: info.ssi_code == SI_KERNEL,
+            }
+        })
+    }
+}
+
+/// A pidfd for child `pid`; `None` when the kernel has none.
+fn pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let fd = i32::try_from(fd).ok().filter(|&fd| fd >= 0)?;
+    // SAFETY: `fd` was just returned by pidfd_open, is open and owned by nobody else.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    // The mask is per thread: each test listens in a thread of its own and sends to that
+    // thread only (tgkill), so parallel tests do not see each other's signals.
+    fn raise_in_this_thread(signal: i32) {
+        // SAFETY: tgkill to this process's own thread with a valid signal number.
+        unsafe {
+            libc::syscall(
+                libc::SYS_tgkill,
+                libc::getpid(),
+                libc::syscall(libc::SYS_gettid),
+                signal,
+            );
+        }
+    }
+
+    #[test]
+    fn a_timeout_returns_none_and_a_signal_is_read_once() {
+        std::thread::spawn(|| {
+            // SIGCHLD is process-directed: a neighbouring test's child may end up here, so
+            // child events are skipped.
+            let events = Events::listen().unwrap();
+            let start = Instant::now();
+            let until = start + Duration::from_millis(20);
+            while let Some(event) = events.wait(Some(until)) {
+                assert_eq!(event, Event::Child);
+            }
+            assert!(start.elapsed() >= Duration::from_millis(20));
+            raise_in_this_thread(libc::SIGUSR1);
+            let mut next = events.wait(Some(Instant::now()));
+            while next == Some(Event::Child) {
+                next = events.wait(Some(Instant::now()));
+            }
+            assert_eq!(
+                next,
+                Some(Event::Signal {
+                    signal: libc::SIGUSR1,
+                    from_kernel: false
+                })
+            );
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_child_end_is_seen_through_its_pidfd() {
+        std::thread::spawn(|| {
+            let events = Events::listen().unwrap();
+            let mut child = std::process::Command::new("true").spawn().unwrap();
+            events.watch_child(i32::try_from(child.id()).unwrap());
+            let limit = Instant::now() + Duration::from_secs(60);
+            while events.wait(Some(limit)) != Some(Event::Child) {
+                assert!(Instant::now() < limit, "no child event");
+            }
+            assert!(child.wait().unwrap().success());
+            events.unwatch_child();
+        })
+        .join()
+        .unwrap();
+    }
+}
