@@ -2,21 +2,7 @@
 
 use predicates::prelude::*;
 
-use crate::helpers::retry;
-
-/// Runs retry with `args`, expects status 125 and a single stderr line containing every
-/// string of `needles`.
-fn refuses(args: &[&str], needles: &[&str]) {
-    let out = retry().args(args).assert().code(125).get_output().clone();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
-    assert!(stderr.starts_with("retry: "), "{stderr:?}");
-    for n in needles {
-        assert!(stderr.contains(n), "{stderr:?} lacks {n:?}");
-    }
-    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"));
-    assert!(out.stdout.is_empty());
-}
+use crate::helpers::{refuses, retry};
 
 #[test]
 fn bad_durations_name_the_flag_and_value() {

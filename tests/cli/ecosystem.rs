@@ -5,31 +5,19 @@
 //! Precedence, highest first: a flag, `--preset` on the command line, a `RETRY_<FLAG>`
 //! variable, `RETRY_PRESET`, the built-in default.
 
-use std::io::Read;
-use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
 
-use crate::helpers::{retry, wait_with_limit};
-
-/// `retry` without any `RETRY_*` variable inherited from whoever runs the tests.
-fn clean() -> assert_cmd::Command {
-    let mut cmd = retry();
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("RETRY_") {
-            cmd.env_remove(name);
-        }
-    }
-    cmd
-}
+use crate::helpers::pty::{Attach, read_until_closed, spawn_on_pty};
+use crate::helpers::{refused, retry, wait_with_limit};
 
 /// `--dry-run` with these variables and flags: (retry number, delay, cumulative) per row, in
 /// seconds.
 fn schedule(vars: &[(&str, &str)], args: &[&str]) -> Vec<(u64, f64, f64)> {
-    let out = clean()
+    let out = retry()
         .envs(vars.iter().copied())
         .arg("--dry-run")
         .args(args)
@@ -65,26 +53,17 @@ fn totals(vars: &[(&str, &str)], args: &[&str]) -> Vec<f64> {
 const ROUNDING: f64 = 0.0005;
 
 /// Expects status 125 and one stderr line `retry: ...` holding every needle; runs nothing.
-fn refuses(vars: &[(&str, &str)], args: &[&str], needles: &[&str]) {
+fn refuses_and_runs_nothing(vars: &[(&str, &str)], args: &[&str], needles: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
-    let out = clean()
-        .envs(vars.iter().copied())
-        .args(args)
-        .args(["--", "touch"])
-        .arg(&marker)
-        .assert()
-        .code(125)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
-    assert!(stderr.starts_with("retry: "), "{stderr:?}");
-    for n in needles {
-        assert!(stderr.contains(n), "{stderr:?} lacks {n:?}");
-    }
-    assert!(!stderr.contains("panicked"));
-    assert!(out.stdout.is_empty());
+    refused(
+        retry()
+            .envs(vars.iter().copied())
+            .args(args)
+            .args(["--", "touch"])
+            .arg(&marker),
+        needles,
+    );
     assert!(!marker.exists(), "the command ran");
 }
 
@@ -155,7 +134,7 @@ fn empty_variables_count_as_unset() {
 fn env_max_retries_applies_to_real_runs() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
-    clean()
+    retry()
         .env("RETRY_MAX_RETRIES", "2")
         .env("RETRY_BASE", "0")
         .args(["-q", "--", "sh", "-c"])
@@ -168,7 +147,7 @@ fn env_max_retries_applies_to_real_runs() {
 #[test]
 fn env_timeout_stops_an_attempt() {
     let started = Instant::now();
-    clean()
+    retry()
         .env("RETRY_TIMEOUT", "200ms")
         .args(["-n", "0", "--", "sleep", "30"])
         .assert()
@@ -179,7 +158,7 @@ fn env_timeout_stops_an_attempt() {
 #[test]
 fn env_deadline_stops_a_running_attempt() {
     let started = Instant::now();
-    clean()
+    retry()
         .env("RETRY_DEADLINE", "300ms")
         .args(["-n", "unlimited", "--", "sleep", "30"])
         .assert()
@@ -189,7 +168,7 @@ fn env_deadline_stops_a_running_attempt() {
 
 #[test]
 fn env_kill_after_escalates_to_kill() {
-    let out = clean()
+    let out = retry()
         .env("RETRY_TIMEOUT", "100ms")
         .env("RETRY_KILL_AFTER", "100ms")
         .args(["-n", "0", "--", "sh", "-c", "trap '' TERM; sleep 30"])
@@ -206,7 +185,7 @@ fn env_stop_on_and_retry_on_decide_what_is_retried() {
     let script = format!("echo x >> {}; exit 3", log.display());
     for (var, value) in [("RETRY_STOP_ON", "3"), ("RETRY_RETRY_ON", "1,2")] {
         std::fs::write(&log, "").unwrap();
-        clean()
+        retry()
             .env(var, value)
             .args(["-q", "-b", "0", "-n", "4", "--", "sh", "-c", &script])
             .assert()
@@ -233,7 +212,7 @@ fn bad_environment_values_name_the_variable_flag_and_value() {
         ("RETRY_PRESET", "azure", "--preset"),
     ];
     for (var, value, flag) in cases {
-        refuses(&[(var, value)], &[], &[var, flag, &format!("'{value}'")]);
+        refuses_and_runs_nothing(&[(var, value)], &[], &[var, flag, &format!("'{value}'")]);
     }
 }
 
@@ -250,25 +229,25 @@ fn a_variable_is_not_read_when_its_flag_is_given() {
 
 #[test]
 fn a_policy_from_the_environment_that_contradicts_itself_names_its_source() {
-    refuses(
+    refuses_and_runs_nothing(
         &[("RETRY_CAP", "500ms")],
         &[],
         &["--cap", "RETRY_CAP", "--base"],
     );
-    refuses(
+    refuses_and_runs_nothing(
         &[("RETRY_PRESET", "aws")],
         &["-b", "30s"],
         &["--cap", "RETRY_PRESET=aws", "--base"],
     );
-    refuses(&[], &["--preset", "aws", "-b", "30s"], &["--preset aws"]);
+    refuses_and_runs_nothing(&[], &["--preset", "aws", "-b", "30s"], &["--preset aws"]);
 }
 
 // ---- presets ----
 
 #[test]
 fn unknown_presets_are_refused_naming_them() {
-    refuses(&[], &["--preset", "azure"], &["--preset", "'azure'", "aws"]);
-    refuses(&[], &["--preset", "AWS"], &["--preset", "'AWS'"]);
+    refuses_and_runs_nothing(&[], &["--preset", "azure"], &["--preset", "'azure'", "aws"]);
+    refuses_and_runs_nothing(&[], &["--preset", "AWS"], &["--preset", "'AWS'"]);
 }
 
 #[test]
@@ -447,7 +426,7 @@ fn a_flag_beats_everything() {
 
 #[test]
 fn help_states_the_precedence_rule() {
-    let out = clean()
+    let out = retry()
         .arg("--help")
         .assert()
         .success()
@@ -470,7 +449,7 @@ fn help_states_the_precedence_rule() {
 #[test]
 fn help_groups_flags_under_headings_with_short_and_long_texts() {
     let long = String::from_utf8(
-        clean()
+        retry()
             .arg("--help")
             .assert()
             .success()
@@ -480,7 +459,7 @@ fn help_groups_flags_under_headings_with_short_and_long_texts() {
     )
     .unwrap();
     let short = String::from_utf8(
-        clean()
+        retry()
             .arg("-h")
             .assert()
             .success()
@@ -521,12 +500,12 @@ fn help_groups_flags_under_headings_with_short_and_long_texts() {
 
 #[test]
 fn version_prints_name_and_version() {
-    clean()
+    retry()
         .arg("--version")
         .assert()
         .success()
         .stdout(format!("retry {}\n", env!("CARGO_PKG_VERSION")));
-    clean()
+    retry()
         .arg("-V")
         .assert()
         .success()
@@ -536,8 +515,6 @@ fn version_prints_name_and_version() {
 /// Runs retry with `args` and `vars` with its stdout on a pty (stderr and stdin not), and
 /// returns what it printed.
 fn on_a_terminal(vars: &[(&str, &str)], args: &[&str]) -> String {
-    let pty = nix::pty::openpty(None, None).unwrap();
-    let slave: OwnedFd = pty.slave;
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
     crate::helpers::clear_outside_env(&mut cmd);
     cmd.env_remove("NO_COLOR")
@@ -545,20 +522,9 @@ fn on_a_terminal(vars: &[(&str, &str)], args: &[&str]) -> String {
         .env_remove("CLICOLOR_FORCE")
         .env("TERM", "xterm-256color")
         .envs(vars.iter().copied())
-        .args(args)
-        .stdout(slave);
-    let mut child = cmd.spawn().unwrap();
-    drop(cmd);
-    let mut master = std::fs::File::from(pty.master);
-    let mut out = Vec::new();
-    // Read until the child closes the pty (EIO on Linux once the slave side is gone).
-    let mut buf = [0u8; 4096];
-    loop {
-        match master.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-        }
-    }
+        .args(args);
+    let (mut child, mut master) = spawn_on_pty(cmd, Attach::Stdout);
+    let out = read_until_closed(&mut master);
     assert!(wait_with_limit(&mut child).success());
     String::from_utf8_lossy(&out).into_owned()
 }
@@ -578,7 +544,7 @@ fn help_is_styled_only_on_a_terminal_and_never_with_no_color() {
         "styled despite NO_COLOR: {plain:?}"
     );
     // Not a terminal: no escapes, whatever TERM says.
-    clean()
+    retry()
         .env("TERM", "xterm-256color")
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
@@ -590,7 +556,7 @@ fn help_is_styled_only_on_a_terminal_and_never_with_no_color() {
 
 #[test]
 fn errors_are_never_styled() {
-    let out = clean()
+    let out = retry()
         .env("TERM", "xterm-256color")
         .env("CLICOLOR_FORCE", "1")
         .args(["--bogus", "true"])

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::helpers::retry;
+use crate::helpers::{refuses, retry};
 
 /// Runs retry with `args` in JSON mode; returns its status and the parsed stderr lines (every
 /// line must be a JSON object with "event" and "elapsed").
@@ -114,9 +114,5 @@ fn quiet_silences_events_but_not_errors() {
 
 #[test]
 fn unknown_log_formats_are_refused() {
-    retry()
-        .args(["--log-format", "xml", "true"])
-        .assert()
-        .code(125)
-        .stderr(predicates::str::contains("--log-format"));
+    refuses(&["--log-format", "xml", "true"], &["--log-format", "'xml'"]);
 }

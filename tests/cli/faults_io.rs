@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::helpers::pty::{Attach, spawn_on_pty};
 use crate::helpers::{retry_std, send, wait_for_lines, wait_with_limit};
 
 /// How a run ended: status, stdout (empty when it went elsewhere), stderr.
@@ -118,24 +119,15 @@ fn a_held_stdout_on_a_hung_up_terminal_is_an_eio_reported_and_never_0() {
     let dir = tempfile::tempdir().unwrap();
     let ready = dir.path().join("ready");
     // The terminal hangs up while the attempt runs (its output is held meanwhile).
-    let pty = nix::pty::openpty(None, None).unwrap();
-    // Not inherited: retry must not keep the terminal up.
-    nix::fcntl::fcntl(
-        &pty.master,
-        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-    )
-    .unwrap();
     let mut cmd = retry_with(&["--stdout-on-success", "-n", "0", "--", "sh", "-c"]);
     cmd.arg(format!(
         "echo started > {r}; while [ ! -e {r}.go ]; do sleep 0.01; done; echo output",
         r = ready.display()
     ))
-    .stdout(pty.slave.try_clone().unwrap())
     .stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap();
-    drop(pty.slave);
+    let (child, master) = spawn_on_pty(cmd, Attach::Stdout);
     wait_for_lines(&ready, 1);
-    drop(pty.master);
+    drop(master);
     std::fs::write(dir.path().join("ready.go"), "").unwrap();
     let r = collect(child);
     assert_eq!(r.status.code(), Some(125), "{}", r.stderr);

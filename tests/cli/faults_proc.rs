@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
 
+use crate::helpers::proc::{running_with, stat, wait_state};
+use crate::helpers::pty::{interactive_shell, retry_in_terminal};
 use crate::helpers::{HANG_LIMIT, retry, retry_std, send, wait_for_lines, wait_with_limit};
-use crate::terminal::{in_terminal, interactive_shell, state, wait_state};
 
 /// A token unique to one test, carried on the command lines of the processes it starts.
 struct Tagged(String);
@@ -36,16 +37,7 @@ impl Tagged {
 
     /// Live (not zombie) processes with the token on their command line.
     fn running(&self) -> Vec<i32> {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|p| {
-                std::fs::read(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&self.0))
-                    && state(*p).is_some_and(|s| s != 'Z' && s != 'X')
-            })
-            .collect()
+        running_with(&self.0)
     }
 
     /// Waits (within 10 s) until none of the token's processes is alive.
@@ -229,16 +221,10 @@ impl Drop for KillOnPanic {
     }
 }
 
-/// Fields 5 (process group) and 8 (the terminal's foreground group) of `/proc/PID/stat`.
+/// The process group of `pid` and the foreground group of its terminal.
 fn groups(pid: i32) -> (i32, i32) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    (fields[2].parse().unwrap(), fields[5].parse().unwrap())
+    let s = stat(pid).unwrap();
+    (s.pgrp, s.tpgid)
 }
 
 #[test]
@@ -395,7 +381,7 @@ fn in_a_terminal_a_timeout_stops_processes_that_left_the_session() {
         .map(|s| s.to_string())
         .chain([escaping_tree(&tag, "wait")])
         .collect();
-    let (mut retry, _tty) = in_terminal(&args);
+    let (mut retry, _tty) = retry_in_terminal(&args);
     assert_eq!(wait_with_limit(&mut retry).code(), Some(124));
     tag.wait_none();
 }

@@ -1,9 +1,18 @@
-//! Shared helpers: the binary under test, time limits, and waiting on files instead of sleeps.
+//! Shared helpers: the binary under test (hermetic: no caller's `RETRY_*` or `GITHUB_*`), time
+//! limits, waiting on files instead of sleeps, and the check that retry refused its input. The
+//! submodules hold the one HTTP test server ([`http`]), the one pty launcher ([`pty`]) and the
+//! one `/proc/PID/stat` reader ([`proc`]).
+
+pub mod http;
+pub mod proc;
+pub mod pty;
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+pub use self::proc::alive;
 
 /// Every test that could hang is killed after this long.
 pub const HANG_LIMIT: Duration = Duration::from_secs(60);
@@ -71,17 +80,6 @@ pub fn wait_with_limit(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
-/// Whether a process with this pid is alive (and not a zombie).
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .map(|(_, rest)| !rest.trim_start().starts_with('Z'))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
-}
-
 /// Waits (within [`HANG_LIMIT`]) until no process with these pids is alive.
 pub fn wait_gone(pids: &[i32]) {
     let start = Instant::now();
@@ -100,4 +98,34 @@ pub fn send(pid: u32, signal: i32) {
     // SAFETY: kill(2) with a pid we started and a valid signal number.
     let rc = unsafe { libc::kill(pid as i32, signal) };
     assert_eq!(rc, 0, "kill({pid}, {signal}) failed");
+}
+
+/// Runs `cmd` (retry with the input at fault) and checks that it refused it: status 125, one
+/// line on stderr, `retry: ...` naming each of `needles` (the flag or variable, the value), no
+/// panic or backtrace, nothing on stdout. Returns that line.
+pub fn refused(cmd: &mut assert_cmd::Command, needles: &[&str]) -> String {
+    let out = cmd.assert().code(125).get_output().clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
+    assert!(stderr.starts_with("retry: "), "{stderr:?}");
+    for n in needles {
+        assert!(stderr.contains(n), "{stderr:?} lacks {n:?}");
+    }
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr:?}"
+    );
+    assert!(out.stdout.is_empty(), "stdout {:?}", out.stdout);
+    stderr
+}
+
+/// `retry ARGS` refused (see [`refused`]), naming each of `needles`.
+pub fn refuses(args: &[&str], needles: &[&str]) -> String {
+    refused(retry().args(args), needles)
+}
+
+/// `retry ARGS` with the variables `vars` set refused (see [`refused`]), naming each of
+/// `needles`.
+pub fn refuses_env(vars: &[(&str, &str)], args: &[&str], needles: &[&str]) -> String {
+    refused(retry().envs(vars.iter().copied()).args(args), needles)
 }

@@ -1,16 +1,12 @@
 //! The README's examples, run as written: each fenced block after a `<!-- readme-test: NAME -->`
-//! line is extracted from README.md and executed with `retry` first on PATH, against a local
-//! HTTP server (127.0.0.1) where the example names a URL variable.
+//! line is extracted from README.md and executed with `retry` first on PATH, against the local
+//! HTTP test server ([`crate::helpers::http`]) where the example names a URL variable.
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
-use crate::helpers::HANG_LIMIT;
+use crate::helpers::http::{HttpServer, Reply, Request};
 
 /// The code block of README.md marked `<!-- readme-test: name -->`.
 fn example(name: &str) -> String {
@@ -34,8 +30,8 @@ fn bin_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// Runs `script` with `sh -c` in `dir`, `retry` first on PATH, the caller's RETRY_* removed
-/// and `env` added; kills it after the hang limit.
+/// Runs `script` with `sh -c` in `dir`, `retry` first on PATH, the caller's `RETRY_*`,
+/// `GITHUB_*` and proxy variables removed and `env` added; kills it after the hang limit.
 fn sh(script: &str, dir: &Path, env: &[(&str, String)]) -> Output {
     let path = format!("{}:{}", bin_dir().display(), std::env::var("PATH").unwrap());
     let mut cmd = Command::new("sh");
@@ -43,7 +39,9 @@ fn sh(script: &str, dir: &Path, env: &[(&str, String)]) -> Output {
         .current_dir(dir)
         .env("PATH", path)
         .stdin(Stdio::null());
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("RETRY_") || k.ends_with("_proxy"))
+    crate::helpers::clear_outside_env(&mut cmd);
+    for (k, _) in std::env::vars_os()
+        .filter(|(k, _)| k.to_string_lossy().to_ascii_lowercase().ends_with("_proxy"))
     {
         cmd.env_remove(k);
     }
@@ -72,112 +70,40 @@ fn sh(script: &str, dir: &Path, env: &[(&str, String)]) -> Output {
     }
 }
 
-/// A request the server saw: method, path, body.
-type Request = (String, String, Vec<u8>);
-/// How the server answers the n-th request (from 0) to a path: status and body.
-type Handler = dyn Fn(&str, usize, &[u8]) -> (u16, Vec<u8>) + Send + Sync;
-
-/// A local HTTP/1.1 server (one response per connection) that stops after a time limit.
-struct Server {
-    url: String,
-    seen: Arc<Mutex<Vec<Request>>>,
-}
-
-impl Server {
-    fn start(handler: Box<Handler>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        listener.set_nonblocking(true).unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = seen.clone();
-        std::thread::spawn(move || {
-            let started = Instant::now();
-            let mut per_path: HashMap<String, usize> = HashMap::new();
-            while started.elapsed() < HANG_LIMIT {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        let Some((method, path, body)) = read_request(&stream) else {
-                            continue;
-                        };
-                        let n = per_path.entry(path.clone()).or_default();
-                        let (code, reply) = handler(&path, *n, &body);
-                        *n += 1;
-                        log.lock().unwrap().push((method, path, body));
-                        respond(stream, code, &reply);
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
-                }
-            }
-        });
-        Server { url, seen }
-    }
-
-    fn requests(&self) -> Vec<Request> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-fn read_request(stream: &TcpStream) -> Option<Request> {
-    stream.set_nonblocking(false).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .ok()?;
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next()?.to_string(), parts.next()?.to_string());
-    let mut length = 0;
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).ok()?;
-        if header.trim().is_empty() {
-            break;
+/// The test server answering with `handler(path, n, body)`'s status and JSON body; a 429 says
+/// when to come back, its header name in lower case as HTTP/2 sends it.
+fn server<F>(handler: F) -> HttpServer
+where
+    F: Fn(&str, usize, &[u8]) -> (u16, Vec<u8>) + Send + 'static,
+{
+    HttpServer::start(move |path, n, body| {
+        let (code, body) = handler(path, n, body);
+        let reply = Reply::new(code, body).header("Content-Type", "application/json");
+        if code == 429 {
+            reply.header("retry-after", "1")
+        } else {
+            reply
         }
-        if let Some((k, v)) = header.split_once(':')
-            && k.eq_ignore_ascii_case("content-length")
-        {
-            length = v.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some((method, path, body))
-}
-
-fn respond(mut stream: TcpStream, code: u16, body: &[u8]) {
-    // A 429 says when to come back, its header name in lower case as HTTP/2 sends it.
-    let retry_after = if code == 429 {
-        "retry-after: 1\r\n"
-    } else {
-        ""
-    };
-    let head = format!(
-        "HTTP/1.1 {code} X\r\nContent-Length: {}\r\nContent-Type: application/json\r\n\
-         {retry_after}Connection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body);
+    })
 }
 
 #[test]
 fn the_pipeline_example_posts_the_same_body_and_jq_sees_one_answer() {
-    let server = Server::start(Box::new(|path, n, body| match (path, n) {
+    let server = server(|path, n, body| match (path, n) {
         ("/source", _) => (200, br#"{"id": 7, "name": "widget"}"#.to_vec()),
         // The API fails twice (a partial answer, then an error), then echoes what it got.
         ("/api", 0) => (503, br#"{"partial": "#.to_vec()),
         ("/api", 1) => (500, b"oops".to_vec()),
         ("/api", _) => (200, [br#"{"received": "#.as_slice(), body, b"}"].concat()),
         _ => (404, Vec::new()),
-    }));
+    });
     let dir = tempfile::tempdir().unwrap();
     let out = sh(
         &example("pipeline"),
         dir.path(),
         &[
-            ("SOURCE_URL", format!("{}/source", server.url)),
-            ("API_URL", format!("{}/api", server.url)),
+            ("SOURCE_URL", format!("{}/source", server.url())),
+            ("API_URL", format!("{}/api", server.url())),
             ("RETRY_BASE", "10ms".into()),
         ],
     );
@@ -187,26 +113,30 @@ fn the_pipeline_example_posts_the_same_body_and_jq_sees_one_answer() {
     let posts: Vec<Request> = server
         .requests()
         .into_iter()
-        .filter(|r| r.1 == "/api")
+        .filter(|r| r.path == "/api")
         .collect();
     assert_eq!(posts.len(), 3);
-    assert!(posts.iter().all(|p| p.0 == "POST" && p.2 == posts[0].2));
-    assert_eq!(posts[0].2, br#"{"id": 7, "name": "widget"}"#);
+    assert!(
+        posts
+            .iter()
+            .all(|p| p.method == "POST" && p.body == posts[0].body)
+    );
+    assert_eq!(posts[0].body, br#"{"id": 7, "name": "widget"}"#);
 }
 
 #[test]
 fn the_http_status_example_retries_until_a_2xx() {
-    let server = Server::start(Box::new(|_, n, _| match n {
+    let server = server(|_, n, _| match n {
         0 => (503, Vec::new()),
         1 => (429, Vec::new()),
         _ => (200, b"fine".to_vec()),
-    }));
+    });
     let dir = tempfile::tempdir().unwrap();
     let out = sh(
         &example("http-status"),
         dir.path(),
         &[
-            ("STATUS_URL", format!("{}/status", server.url)),
+            ("STATUS_URL", format!("{}/status", server.url())),
             ("RETRY_BASE", "10ms".into()),
         ],
     );
@@ -217,16 +147,16 @@ fn the_http_status_example_retries_until_a_2xx() {
 
 #[test]
 fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
-    let server = Server::start(Box::new(|_, n, _| match n {
+    let server = server(|_, n, _| match n {
         0 => (429, Vec::new()),
         _ => (200, b"fine".to_vec()),
-    }));
+    });
     let dir = tempfile::tempdir().unwrap();
     let out = sh(
         &example("retry-after"),
         dir.path(),
         &[
-            ("LIMITED_URL", format!("{}/limited", server.url)),
+            ("LIMITED_URL", format!("{}/limited", server.url())),
             ("RETRY_BASE", "10ms".into()),
         ],
     );
@@ -239,10 +169,10 @@ fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
 
 #[test]
 fn the_github_actions_step_runs_as_written() {
-    let server = Server::start(Box::new(|_, n, _| match n {
+    let server = server(|_, n, _| match n {
         0 => (502, Vec::new()),
         _ => (200, br#"{"version": "1.2.3"}"#.to_vec()),
-    }));
+    });
     let step = example("github-actions");
     // The step's `env:` entries and its `run:` line, as a runner would use them.
     let mut env: Vec<(String, String)> = Vec::new();
@@ -262,7 +192,7 @@ fn the_github_actions_step_runs_as_written() {
     assert!(env.iter().any(|(k, _)| k == "RETRY_PRESET"), "{env:?}");
     let dir = tempfile::tempdir().unwrap();
     let mut all: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-    all.push(("MANIFEST_URL", format!("{}/manifest.json", server.url)));
+    all.push(("MANIFEST_URL", format!("{}/manifest.json", server.url())));
     // The preset's 1 s base would make the test slow: RETRY_BASE beats RETRY_PRESET.
     all.push(("RETRY_BASE", "10ms".into()));
     let out = sh(&run.unwrap(), dir.path(), &all);

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
 
+use crate::helpers::proc::Stat;
 use crate::helpers::{HANG_LIMIT, retry, retry_std, send, wait_for_lines, wait_with_limit};
 
 /// Stands for a token or password on the command's command line.
@@ -68,12 +69,11 @@ fn the_attempt_is_a_child_of_retry_itself() {
     assert!(status.success());
     let mut stat = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stat).unwrap();
-    let (comm, rest) = stat.split_once(") ").unwrap();
-    assert!(comm.ends_with("(cat"), "{stat}");
-    let ppid: u32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(stat.contains(" (cat) "), "{stat}");
+    let ppid = Stat::parse(&stat).unwrap().ppid;
     assert_eq!(
         ppid,
-        child.id(),
+        child.id() as i32,
         "the attempt's parent is not retry: {stat}"
     );
 }

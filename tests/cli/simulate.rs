@@ -7,18 +7,7 @@
 
 use std::process::Stdio;
 
-use crate::helpers::{retry, retry_std, wait_with_limit};
-
-/// `retry` without any `RETRY_*` variable inherited from whoever runs the tests.
-fn clean() -> assert_cmd::Command {
-    let mut cmd = retry();
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("RETRY_") {
-            cmd.env_remove(name);
-        }
-    }
-    cmd
-}
+use crate::helpers::{refuses_env, retry, retry_std, wait_with_limit};
 
 /// One row of a table: a mode at a client count, every number a mean over the runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,7 +53,7 @@ fn w(line: &str) -> Vec<&str> {
 
 /// Runs a simulation with `args`, expects success and nothing on stderr; its stdout.
 fn simulate(args: &[&str]) -> String {
-    let out = clean()
+    let out = retry()
         .args(args)
         .assert()
         .success()
@@ -134,7 +123,7 @@ fn without_a_jitter_flag_it_compares_the_blogs_five_modes() {
 
 #[test]
 fn jitter_lists_come_from_the_environment_too() {
-    let out = clean()
+    let out = retry()
         .env("RETRY_JITTER", "equal,no-backoff")
         .args(w("--simulate 10 --runs 2 --seed 1"))
         .assert()
@@ -288,26 +277,6 @@ fn a_closed_stdout_ends_the_output_quietly() {
     assert_eq!(stderr, "");
 }
 
-/// Runs retry with `args` (and `vars`), expects status 125, nothing on stdout and one stderr
-/// line `retry: ...` containing every string of `needles`.
-fn refuses(vars: &[(&str, &str)], args: &[&str], needles: &[&str]) {
-    let out = clean()
-        .envs(vars.iter().copied())
-        .args(args)
-        .assert()
-        .code(125)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
-    assert!(stderr.starts_with("retry: "), "{stderr:?}");
-    for n in needles {
-        assert!(stderr.contains(n), "{stderr:?} lacks {n:?}");
-    }
-    assert!(!stderr.contains("panicked"), "{stderr:?}");
-    assert!(out.stdout.is_empty(), "{args:?}");
-}
-
 #[test]
 fn bad_simulation_input_names_the_flag_and_value() {
     let cases: &[(&str, &[&str])] = &[
@@ -345,11 +314,11 @@ fn bad_simulation_input_names_the_flag_and_value() {
         ("--plot x.svg true", &["--simulate"]),
     ];
     for (args, needles) in cases {
-        refuses(&[], &w(args), needles);
+        refuses_env(&[], &w(args), needles);
     }
-    refuses(&[], &["--simulate", "5", "-j", ""], &["--jitter"]);
+    refuses_env(&[], &["--simulate", "5", "-j", ""], &["--jitter"]);
     let vars = [("RETRY_JITTER", "none,bogus")];
-    refuses(
+    refuses_env(
         &vars,
         &w("--simulate 5"),
         &["RETRY_JITTER", "--jitter", "bogus"],
@@ -365,7 +334,7 @@ fn an_unwritable_plot_is_refused_before_the_sweep() {
     args.push(bad);
     // This sweep would take hours: the refusal must come first.
     let start = std::time::Instant::now();
-    refuses(&[], &args, &["--plot", bad]);
+    refuses_env(&[], &args, &["--plot", bad]);
     assert!(start.elapsed().as_secs() < 10);
 }
 
@@ -374,17 +343,17 @@ fn an_unwritable_plot_is_refused_before_the_sweep() {
 #[test]
 fn too_many_clients_or_too_small_a_capacity_is_refused_at_once() {
     let start = std::time::Instant::now();
-    refuses(
+    refuses_env(
         &[],
         &w("--simulate 2000000 -n 0"),
         &["--simulate", "at most 1000000"],
     );
-    refuses(
+    refuses_env(
         &[],
         &w("--simulate 100000"),
         &["--simulate", "100000 clients", "too much work", "at most"],
     );
-    refuses(
+    refuses_env(
         &[],
         &w("--simulate 500 --model rate-limit --capacity 0.001"),
         &["--capacity", "0.001", "at least 0.", "requests per second"],
@@ -394,7 +363,7 @@ fn too_many_clients_or_too_small_a_capacity_is_refused_at_once() {
     let svg = dir.path().join("chart.svg");
     let mut args = w("--simulate 1000 --plot");
     args.push(svg.to_str().unwrap());
-    refuses(&[], &args, &["--simulate", "too much work"]);
+    refuses_env(&[], &args, &["--simulate", "too much work"]);
     assert!(!svg.exists());
     assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
     // Twenty thousand clients with full jitter are little work.
@@ -407,32 +376,32 @@ fn too_many_clients_or_too_small_a_capacity_is_refused_at_once() {
 
 #[test]
 fn runs_take_one_jitter_mode_and_never_no_backoff() {
-    refuses(
+    refuses_env(
         &[],
         &w("-j none,full true"),
         &["--jitter", "none,full", "--simulate"],
     );
-    refuses(&[], &w("-j no-backoff true"), &["--jitter", "no-backoff"]);
-    refuses(
+    refuses_env(&[], &w("-j no-backoff true"), &["--jitter", "no-backoff"]);
+    refuses_env(
         &[],
         &w("--dry-run -j full,equal"),
         &["--jitter", "full,equal"],
     );
     let vars = [("RETRY_JITTER", "full,equal")];
-    refuses(
+    refuses_env(
         &vars,
         &w("--dry-run"),
         &["--jitter", "full,equal", "RETRY_JITTER"],
     );
     // A --preset on the command line outranks RETRY_JITTER: its list plays no part.
-    clean()
+    retry()
         .env("RETRY_JITTER", "full,equal")
         .args(w("--preset aws --dry-run -n 1"))
         .assert()
         .success();
     // One mode still works, from the flag or the environment.
-    clean().args(w("-j none --dry-run -n 1")).assert().success();
-    clean()
+    retry().args(w("-j none --dry-run -n 1")).assert().success();
+    retry()
         .env("RETRY_JITTER", "equal")
         .args(w("--dry-run -n 1"))
         .assert()

@@ -2,46 +2,14 @@
 //! typed Ctrl-C reaches it exactly once and is never retried, Ctrl-Z and `fg` work, and a
 //! timeout stops the attempt's tree without touching retry's own group.
 
-use std::fs::File;
 use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::helpers::proc::{stat, stat_at, wait_state};
+use crate::helpers::pty::{interactive_shell, retry_in_terminal};
 use crate::helpers::{HANG_LIMIT, send, wait_for_lines, wait_gone, wait_with_limit};
-
-/// Starts `cmd` as the session leader of a new pty, with the pty as its stdin, stdout, stderr
-/// and controlling terminal. Returns the process and the pty's master side (what a user types
-/// into).
-fn on_new_pty(mut cmd: Command) -> (Child, File) {
-    let pty = nix::pty::openpty(None, None).unwrap();
-    let slave: OwnedFd = pty.slave;
-    cmd.stdin(slave.try_clone().unwrap())
-        .stdout(slave.try_clone().unwrap())
-        .stderr(slave.try_clone().unwrap());
-    // SAFETY: setsid and ioctl are async-signal-safe system calls; nothing is allocated.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::unistd::setsid()?;
-            if libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let child = cmd.spawn().unwrap();
-    drop(slave);
-    (child, File::from(pty.master))
-}
-
-/// Starts retry as the session leader of a new pty, so it is the terminal's foreground group.
-pub(crate) fn in_terminal(args: &[String]) -> (Child, File) {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
-    cmd.args(args);
-    crate::helpers::clear_outside_env(&mut cmd);
-    on_new_pty(cmd)
-}
 
 fn args(flags: &[&str], script: String) -> Vec<String> {
     flags
@@ -51,27 +19,11 @@ fn args(flags: &[&str], script: String) -> Vec<String> {
         .collect()
 }
 
-pub(crate) fn state(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-pub(crate) fn wait_state(pid: i32, want: char) {
-    let start = Instant::now();
-    while state(pid) != Some(want) {
-        assert!(
-            start.elapsed() < HANG_LIMIT,
-            "{pid} never reached state {want}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 #[test]
 fn a_typed_ctrl_c_reaches_the_attempt_once_and_is_not_retried() {
     let dir = tempfile::tempdir().unwrap();
     let (log, ready) = (dir.path().join("log"), dir.path().join("ready"));
-    let (mut retry, mut tty) = in_terminal(&counting_attempt(&log, &ready));
+    let (mut retry, mut tty) = retry_in_terminal(&counting_attempt(&log, &ready));
     wait_for_lines(&ready, 1);
     tty.write_all(b"\x03").unwrap();
     let status = wait_with_limit(&mut retry);
@@ -102,21 +54,12 @@ fn counting_attempt(log: &std::path::Path, ready: &std::path::Path) -> Vec<Strin
 fn a_kill_sent_to_retry_alone_is_forwarded_once() {
     let dir = tempfile::tempdir().unwrap();
     let (log, ready) = (dir.path().join("log"), dir.path().join("ready"));
-    let (mut retry, _tty) = in_terminal(&counting_attempt(&log, &ready));
+    let (mut retry, _tty) = retry_in_terminal(&counting_attempt(&log, &ready));
     wait_for_lines(&ready, 1);
     send(retry.id(), libc::SIGINT);
     let status = wait_with_limit(&mut retry);
     assert_eq!(status.code(), Some(1), "{status:?}");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "got\n");
-}
-
-/// Starts an interactive bash (job control on) as the session leader of a new pty; returns it
-/// and the pty's master side, into which commands are typed.
-pub(crate) fn interactive_shell() -> (Child, File) {
-    let mut cmd = Command::new("bash");
-    cmd.args(["--norc", "--noprofile", "-i"]).env("PS1", "$ ");
-    crate::helpers::clear_outside_env(&mut cmd);
-    on_new_pty(cmd)
 }
 
 #[test]
@@ -158,23 +101,38 @@ fn the_attempt_reads_the_terminal_and_ctrl_z_then_fg_work() {
 
 #[test]
 fn a_timeout_stops_the_tree_but_not_retry() {
+    // Synchronised on files, not on the 300 ms: an attempt lists its two background processes,
+    // then marks itself complete and waits to be timed out; retry goes on to the next attempt,
+    // until two complete attempts were timed out, and the next one succeeds. A slow start that
+    // meets the timeout before its mark is only retried (its processes are checked all the same).
     let dir = tempfile::tempdir().unwrap();
-    let pids = dir.path().join("pids");
-    let (mut retry, _tty) = in_terminal(&args(
-        &["-t", "300ms", "-n", "1", "-b", "0", "-q"],
+    let (pids, complete) = (dir.path().join("pids"), dir.path().join("complete"));
+    let (mut retry, _tty) = retry_in_terminal(&args(
+        &["-t", "300ms", "-n", "50", "-b", "0", "-q"],
         format!(
-            "sleep 100 & echo $! >> {0}; sh -c 'sleep 100' & echo $! >> {0}; wait",
-            pids.display()
+            "[ $(cat {c} 2>/dev/null | wc -l) -ge 2 ] && exit 0; \
+             sleep 100 & echo $! >> {p}; sh -c 'sleep 100' & echo $! >> {p}; \
+             echo $RETRY_ATTEMPT >> {c}; wait",
+            p = pids.display(),
+            c = complete.display()
         ),
     ));
     let status = wait_with_limit(&mut retry);
-    assert_eq!(status.code(), Some(124), "{status:?}");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_eq!(
+        std::fs::read_to_string(&complete).unwrap().lines().count(),
+        2,
+        "two complete attempts timed out, retry went on after each"
+    );
     let p: Vec<i32> = std::fs::read_to_string(&pids)
         .unwrap()
         .lines()
         .map(|l| l.parse().unwrap())
         .collect();
-    assert_eq!(p.len(), 4, "two attempts, two background processes each");
+    assert!(
+        p.len() >= 4,
+        "two background processes per complete attempt: {p:?}"
+    );
     wait_gone(&p);
 }
 
@@ -182,34 +140,51 @@ fn a_timeout_stops_the_tree_but_not_retry() {
 fn a_typed_ctrl_c_during_the_wait_ends_retry_by_sigint() {
     let dir = tempfile::tempdir().unwrap();
     let ready = dir.path().join("ready");
-    let (mut retry, mut tty) = in_terminal(&args(
+    let (mut retry, mut tty) = retry_in_terminal(&args(
         &["-b", "60s", "-j", "none", "-q"],
-        format!("echo x >> {}; exit 1", ready.display()),
+        format!("echo $$ >> {}; exit 1", ready.display()),
     ));
-    wait_for_lines(&ready, 1);
-    // The attempt has written its line; wait until it is reaped and retry sleeps.
+    let attempt: i32 = wait_for_lines(&ready, 1).trim().parse().unwrap();
+    // The attempt has written its line; wait until it is reaped and every thread of retry
+    // sleeps: retry is in its 60 s wait.
     let retry_pid = retry.id() as i32;
+    let waiting = || {
+        let asleep = std::fs::read_dir(format!("/proc/{retry_pid}/task")).is_ok_and(|tasks| {
+            tasks
+                .flatten()
+                .all(|t| stat_at(&t.path().join("stat")).is_none_or(|s| s.state == 'S'))
+        });
+        let childless =
+            std::fs::read_to_string(format!("/proc/{retry_pid}/task/{retry_pid}/children"))
+                .is_ok_and(|c| c.trim().is_empty());
+        asleep && childless
+    };
     let start = Instant::now();
-    while !std::fs::read_dir(format!("/proc/{retry_pid}/task"))
-        .map(|tasks| {
-            tasks.flatten().all(|t| {
-                std::fs::read_to_string(t.path().join("stat"))
-                    .map(|s| s.rsplit_once(')').unwrap().1.trim_start().starts_with('S'))
-                    .unwrap_or(true)
-            })
-        })
-        .unwrap_or(false)
-        || std::fs::read_to_string(format!("/proc/{retry_pid}/task/{retry_pid}/children"))
-            .map(|c| !c.trim().is_empty())
-            .unwrap_or(false)
-    {
-        assert!(start.elapsed() < HANG_LIMIT);
+    while !waiting() {
+        assert!(
+            start.elapsed() < HANG_LIMIT,
+            "retry never settled into its wait"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
+    assert!(
+        stat(attempt).is_none(),
+        "the attempt {attempt} was not reaped"
+    );
     let sent = Instant::now();
     tty.write_all(b"\x03").unwrap();
     let status = wait_with_limit(&mut retry);
     assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+    // Well before the 60 s wait would have ended, and no attempt after it.
     assert!(sent.elapsed() < Duration::from_secs(20));
-    wait_gone(&[]);
+    assert_eq!(lines_of(&ready), vec![attempt.to_string()]);
+}
+
+/// The lines of the file at `path` (none if it does not exist).
+fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
 }

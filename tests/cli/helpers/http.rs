@@ -1,0 +1,127 @@
+//! The one local HTTP test server: tiny_http (<https://github.com/tiny-http/tiny-http>) on
+//! 127.0.0.1 in a thread, answering each request with what a handler returns and recording
+//! every request. It stops when dropped, or by itself after [`HANG_LIMIT`].
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::HANG_LIMIT;
+
+/// A request the server answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The path and query, as sent (`/status`).
+    pub path: String,
+    /// The body, empty without one.
+    pub body: Vec<u8>,
+}
+
+/// A response: status code, extra headers (names sent as written) and body.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    /// Status `status` with `body`.
+    pub fn new(status: u16, body: impl Into<Vec<u8>>) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: body.into(),
+        }
+    }
+
+    /// Adds header `name: value`; the name keeps its case (HTTP/2 sends lower case names).
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// The running server; dropping it stops it.
+pub struct HttpServer {
+    url: String,
+    seen: Arc<Mutex<Vec<Request>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl HttpServer {
+    /// Starts a server whose answer to a request is `handler(path, n, body)`, `n` counting the
+    /// earlier requests to the same path (from 0). A request is recorded before it is answered,
+    /// so a client that got its answer finds it in [`HttpServer::requests`].
+    pub fn start<F>(handler: F) -> HttpServer
+    where
+        F: Fn(&str, usize, &[u8]) -> Reply + Send + 'static,
+    {
+        let server = tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = server.server_addr().to_ip().expect("an IP address");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (log, flag) = (Arc::clone(&seen), Arc::clone(&stop));
+        let thread = std::thread::spawn(move || {
+            let started = Instant::now();
+            let mut per_path: HashMap<String, usize> = HashMap::new();
+            while !flag.load(Ordering::SeqCst) && started.elapsed() < HANG_LIMIT {
+                let Ok(Some(mut request)) = server.recv_timeout(Duration::from_millis(20)) else {
+                    continue;
+                };
+                let mut body = Vec::new();
+                if request.as_reader().read_to_end(&mut body).is_err() {
+                    continue;
+                }
+                let path = request.url().to_string();
+                let n = per_path.entry(path.clone()).or_default();
+                let reply = handler(&path, *n, &body);
+                *n += 1;
+                log.lock().unwrap().push(Request {
+                    method: request.method().to_string(),
+                    path,
+                    body,
+                });
+                let mut response =
+                    tiny_http::Response::from_data(reply.body).with_status_code(reply.status);
+                for (name, value) in &reply.headers {
+                    let header = tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes())
+                        .expect("a valid header");
+                    response.add_header(header);
+                }
+                let _ = request.respond(response);
+            }
+        });
+        HttpServer {
+            url: format!("http://{addr}"),
+            seen,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The requests answered so far, in order.
+    pub fn requests(&self) -> Vec<Request> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl Drop for HttpServer {
+    /// Stops the thread, also when a failed assertion unwinds.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
