@@ -70,9 +70,10 @@ pub struct OutputArgs {
     /// Format of retry's own progress: text or json [default: text]
     ///
     /// json writes one JSON object per line on stderr for each event: attempt_start,
-    /// attempt_end (with its status), wait (with the delay), hook, give_up, success and
-    /// interrupted, each with "elapsed" seconds since retry started, for CI systems to parse.
-    /// --quiet silences them too.
+    /// attempt_end (with its status), wait (with the delay, and the server hint that set it),
+    /// reset, hook, give_up, success and interrupted, each with "elapsed" seconds since retry
+    /// started and the run's "run_id" (RETRY_RUN_ID), for CI systems to parse. --quiet
+    /// silences them too.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text,
           hide_default_value = true)]
     pub log_format: LogFormat,
