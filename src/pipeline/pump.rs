@@ -119,7 +119,7 @@ impl LineMatcher {
     /// Feeds the next bytes of the stream, received at `now` (wall clock).
     pub fn feed_at(&mut self, mut data: &[u8], now: SystemTime) {
         self.now = now;
-        while let Some(end) = data.iter().position(|&b| b == b'\n') {
+        while let Some(end) = memchr::memchr(b'\n', data) {
             self.keep(&data[..end]);
             self.check();
             data = &data[end + 1..];

@@ -186,7 +186,10 @@ fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
     // retry's line is the README's, but for the delay's digits: the 10 ms base would give
     // at most 10 ms; the header's second (counted from its arrival) won, and is named.
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("retry: ")).collect();
+    let ours: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("retry: "))
+        .collect();
     let shown = readme_output("retry-after");
     let theirs: Vec<&str> = shown.lines().filter(|l| l.starts_with("retry: ")).collect();
     assert_eq!(ours.len(), 1, "{stderr}");
@@ -201,7 +204,10 @@ fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
     assert!((0.5..=1.0).contains(&ours.1), "{stderr}");
     assert!((0.5..=1.0).contains(&theirs.1), "{shown}");
     // The response lines the README shows are curl's.
-    for line in shown.lines().filter(|l| l.starts_with("HTTP/") || l.starts_with("curl:")) {
+    for line in shown
+        .lines()
+        .filter(|l| l.starts_with("HTTP/") || l.starts_with("curl:"))
+    {
         assert!(
             stdout.contains(line) || stderr.contains(line),
             "README line {line:?} not in the output:\n{stdout}\n{stderr}"
@@ -260,13 +266,17 @@ fn the_github_actions_step_runs_as_written() {
     let warning: Vec<&str> = stderr.lines().filter(|l| l.starts_with("::")).collect();
     assert_eq!(
         warning,
-        ["::warning title=retry%3A curl::curl succeeded on attempt 2 after failures \
-          (statuses: 22, 0)"]
+        [
+            "::warning title=retry%3A curl::curl succeeded on attempt 2 after failures \
+          (statuses: 22, 0)"
+        ]
     );
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     assert!(
-        readme.replace('\n', " ").contains(&format!("(`{}`)", warning[0])),
+        readme
+            .replace('\n', " ")
+            .contains(&format!("(`{}`)", warning[0])),
         "README.md shows another annotation than {}",
         warning[0]
     );
