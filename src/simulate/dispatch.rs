@@ -27,6 +27,8 @@ use super::failure_rate;
 /// 0, or [`Exit::OwnFailure`] after a one-line `retry: ...` message naming the flag at fault. A
 /// closed stdout (`| head`) just ends the output.
 pub fn run_cli(cli: Cli, origins: &Origins) -> Exit {
+    let start = std::time::Instant::now();
+    let format = cli.output.log_format;
     let done = match cli.simulate.model {
         Some(ModelName::FailureRate) => failure_rate::run(cli, origins),
         _ => prepare(cli, origins).and_then(Job::run),
@@ -34,7 +36,8 @@ pub fn run_cli(cli: Cli, origins: &Origins) -> Exit {
     match done {
         Ok(()) => Exit::Code(0),
         Err(e) => {
-            eprintln!("retry: {e:#}");
+            // One line, or a JSON `error` event with `--log-format json`.
+            crate::report::error(format, start, &format!("{e:#}"));
             Exit::OwnFailure
         }
     }

@@ -19,7 +19,6 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use crate::codes::Verdict;
 use crate::config::Config;
-use crate::duration::format_secs;
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
@@ -66,6 +65,7 @@ pub fn run(config: &Config) -> Exit {
         events,
         reporter,
         deadline: config.deadline.and_then(|d| start.checked_add(d)),
+        start,
         io,
         run_id,
         last_attempt: Cell::new(config.max_attempts()),
@@ -82,6 +82,8 @@ struct Supervisor<'a> {
     reporter: Reporter,
     /// `--deadline` as an instant; `None` when absent or beyond what the clock can hold.
     deadline: Option<Instant>,
+    /// When the run started (the deadline counts from here).
+    start: Instant,
     /// Pipeline I/O; `None` when attempts simply inherit retry's descriptors.
     io: Option<RunIo>,
     /// `RETRY_RUN_ID`: the same for every attempt and hook of this run.
@@ -110,7 +112,8 @@ struct AttemptEnd {
 impl Supervisor<'_> {
     fn run(&self, seed: u64) -> Exit {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        let mut schedule = self.config.policy.schedule();
+        // The one give-up rule, shared with `--dry-run` and the simulator.
+        let mut rule = self.give_up_rule();
         let mut attempt: u64 = 1;
         loop {
             let mut end = match self.run_attempt(attempt) {
@@ -162,7 +165,7 @@ impl Supervisor<'_> {
                 return Exit::Code(0);
             }
             if verdict == Verdict::Retry && self.reset_if_long(attempt, end.ran) {
-                schedule = self.config.policy.schedule();
+                rule = self.give_up_rule();
             }
             let give_up_reason = if findings.stop_match {
                 Some("its output matched --stop-if-output".to_string())
@@ -170,10 +173,6 @@ impl Supervisor<'_> {
                 Some(format!("status {status} is not retried"))
             } else if process::stdout_reader_gone() {
                 Some("the reader of stdout is gone".to_string())
-            } else if self.max_attempts().is_some_and(|m| attempt >= m) {
-                Some("no retries left".to_string())
-            } else if self.deadline_passed() {
-                Some("the deadline has passed".to_string())
             } else {
                 self.replay_lost(attempt + 1)
             };
@@ -185,25 +184,26 @@ impl Supervisor<'_> {
             if let Some(why) = give_up_reason {
                 return failed_giving_up(&why);
             }
+            // A server's hint may lengthen the delay past the cap, or make retry give up.
+            let now = Instant::now();
+            let hint = hints::asked(findings.delay_hint);
+            let delay = match rule.next_delay(
+                now.saturating_duration_since(self.start),
+                hint.map(|h| h.0),
+                &mut rng,
+            ) {
+                Ok(delay) => delay,
+                Err(why) => return failed_giving_up(&why.to_string()),
+            };
+            let wait = match self.hinted_wait(delay, hint) {
+                Ok(wait) => wait,
+                Err(why) => return failed_giving_up(&why),
+            };
+            let wake = now.checked_add(delay);
             if let Some(text) = &end.io.bad_hint {
                 self.reporter.error(&format!(
                     "--delay-from-output captured '{text}', which is neither a number of seconds \
                      nor an HTTP-date: the hint is ignored"
-                ));
-            }
-            // A server's hint may lengthen the delay past the cap, or make retry give up.
-            let wait = match self.hinted_delay(schedule.next_delay(&mut rng), findings.delay_hint) {
-                Ok(wait) => wait,
-                Err(why) => return failed_giving_up(&why),
-            };
-            let delay = wait.delay;
-            let wake = Instant::now().checked_add(delay);
-            if let Some(deadline) = self.deadline
-                && wake.is_none_or(|w| w >= deadline)
-            {
-                return failed_giving_up(&format!(
-                    "the next delay ({}) would end at or past the deadline",
-                    format_secs(delay)
                 ));
             }
             self.reporter

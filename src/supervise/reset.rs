@@ -7,8 +7,21 @@
 use std::time::Duration;
 
 use super::Supervisor;
+use crate::backoff::{GiveUpRule, Limits};
 
 impl Supervisor<'_> {
+    /// A fresh give-up rule for this run (shared with `--dry-run` and the simulator): the
+    /// schedule from its first delay, no retries granted yet.
+    pub(super) fn give_up_rule(&self) -> GiveUpRule {
+        GiveUpRule::new(
+            self.config.policy.schedule(),
+            Limits {
+                max_retries: self.config.max_retries,
+                deadline: self.config.deadline,
+            },
+        )
+    }
+
     /// The last attempt number the run may make as things stand; `None` when unlimited.
     pub(super) fn max_attempts(&self) -> Option<u64> {
         self.last_attempt.get()
@@ -16,7 +29,7 @@ impl Supervisor<'_> {
 
     /// Attempt `attempt` failed, is to be retried, and ran for `ran`: if that is at least
     /// `--reset-after`, reports it, moves the limit to `attempt + --max-retries` and returns
-    /// `true` (the caller starts the backoff schedule afresh).
+    /// `true` (the caller starts afresh with a new [`Supervisor::give_up_rule`]).
     pub(super) fn reset_if_long(&self, attempt: u64, ran: Duration) -> bool {
         let Some(reset_after) = self.config.reset_after else {
             return false;

@@ -407,3 +407,20 @@ fn runs_take_one_jitter_mode_and_never_no_backoff() {
         .assert()
         .success();
 }
+
+#[test]
+fn with_log_format_json_a_refused_simulation_is_a_json_error_event() {
+    let out = retry()
+        .args(["--log-format", "json", "--simulate", "100000000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let event: serde_json::Value = serde_json::from_str(stderr.trim()).unwrap();
+    assert_eq!(event["event"], "error");
+    assert!(
+        event["message"].as_str().unwrap().contains("--simulate"),
+        "{stderr}"
+    );
+}
