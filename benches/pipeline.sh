@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Pipeline throughput and memory: 1 GiB through `cat`, `retry -- cat`, `retry --replay-stdin --
-# cat`, `retry --stdout-on-success -- cat` and `retry --retry-if-output ... -- cat`, each fed by
-# `head -c 1G /dev/zero` through a pipe, output to /dev/null; and peak RSS of retry with 1 GiB
-# of stdin replayed. Run by hand (not by CI): bash benches/pipeline.sh [RUNS]
+# cat`, `retry --stdout-on-success -- cat`, `retry --retry-if-output ... -- cat` and `retry
+# --http-hints --idle-timeout 1m -- cat`, each fed by `head -c 1G /dev/zero` through a pipe,
+# output to /dev/null; the last also with 1 GiB of 80-byte text lines (every line read for
+# headers); and peak RSS of retry with 1 GiB of stdin replayed, and with 1 GiB of output read
+# for hints. Run by hand (not by CI): bash benches/pipeline.sh [RUNS]
 # Needs hyperfine and GNU time (apt-get install -y hyperfine time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,8 @@ done
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "TMPDIR: ${TMPDIR:-/tmp} ($(df -h "${TMPDIR:-/tmp}" | awk 'NR==2 {print $1}'))"
+# An 80-byte line (79 and the newline) that looks like a header but is none retry reads.
+line="X-Request-Id: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"
 json=$(mktemp)
 trap 'rm -f "$json"' EXIT
 hyperfine -N --warmup 1 --runs "$runs" --export-json "$json" \
@@ -24,21 +28,31 @@ hyperfine -N --warmup 1 --runs "$runs" --export-json "$json" \
   -n "retry --replay-stdin -- cat" "sh -c 'head -c $size /dev/zero | $retry --replay-stdin -- cat > /dev/null'" \
   -n "retry --stdout-on-success -- cat" "sh -c 'head -c $size /dev/zero | $retry --stdout-on-success -- cat > /dev/null'" \
   -n "retry --retry-if-output x -- cat" "sh -c 'head -c $size /dev/zero | $retry --retry-if-output ^never$ -- cat > /dev/null'" \
+  -n "retry --http-hints --idle-timeout 1m -- cat" "sh -c 'head -c $size /dev/zero | $retry --http-hints --idle-timeout 1m -- cat > /dev/null'" \
+  -n "cat, text lines" "sh -c 'yes \"$line\" | head -c $size | cat > /dev/null'" \
+  -n "retry --http-hints ..., text lines" "sh -c 'yes \"$line\" | head -c $size | $retry --http-hints --idle-timeout 1m -- cat > /dev/null'" \
   >/dev/null
 python3 - "$json" <<'PY'
 import json, sys
 results = json.load(open(sys.argv[1]))["results"]
 base = results[0]["median"]
-print(f"{'command':36} {'median s':>9} {'MiB/s':>8} {'vs cat':>7}")
+print(f"{'command':44} {'median s':>9} {'MiB/s':>8} {'vs cat':>7}")
 for r in results:
     m = r["median"]
-    print(f"{r['command']:36} {m:9.3f} {1024 / m:8.0f} {base / m:7.0%}")
+    # Each against bare cat on the same input.
+    if r["command"] == "cat, text lines":
+        base = m
+    print(f"{r['command']:44} {m:9.3f} {1024 / m:8.0f} {base / m:7.0%}")
 PY
 
 echo
 echo "peak RSS of retry, $size of stdin (median of 5 runs, KiB):"
-for flags in "--replay-stdin" "--stdout-on-success" "--replay-stdin --stdout-on-success --retry-if-output ^never$"; do
+for flags in "--replay-stdin" "--stdout-on-success" "--replay-stdin --stdout-on-success --retry-if-output ^never$" "--http-hints --idle-timeout 1m"; do
   for _ in 1 2 3 4 5; do
     head -c "$size" /dev/zero | /usr/bin/time -f '%M' "$retry" $flags -- cat 2>&1 >/dev/null | tail -1
   done | sort -n | sed -n 3p | xargs printf "  %-70s %s\n" "retry $flags -- cat"
 done
+for _ in 1 2 3 4 5; do
+  # (yes ends by SIGPIPE, which pipefail would count as a failure.)
+  { yes "$line" || true; } | head -c "$size" | /usr/bin/time -f '%M' "$retry" --http-hints --idle-timeout 1m -- cat 2>&1 >/dev/null | tail -1
+done | sort -n | sed -n 3p | xargs printf "  %-70s %s\n" "retry --http-hints --idle-timeout 1m -- cat, text lines"

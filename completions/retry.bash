@@ -23,7 +23,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-b -m -c -j -n -d -t -q -v -h -V --preset --base --multiplier --cap --jitter --seed --max-retries --deadline --timeout --kill-after --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --replay-stdin --max-replay --stdout-on-success --dry-run --quiet --verbose --log-format --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --simulate --runs --model --capacity --failure-rate --plot --help --version"
+            opts="-b -m -c -j -n -d -t -q -v -h -V --preset --base --multiplier --cap --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --http-hints --max-hint --replay-stdin --max-replay --stdout-on-success --dry-run --quiet --verbose --log-format --no-github --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --simulate --runs --model --capacity --failure-rate --plot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -77,6 +77,10 @@ _retry() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --reset-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --deadline)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -90,6 +94,10 @@ _retry() {
                     return 0
                     ;;
                 -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idle-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -114,6 +122,10 @@ _retry() {
                     return 0
                     ;;
                 --delay-from-output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-hint)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

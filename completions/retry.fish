@@ -14,14 +14,17 @@ proportional\t''
 no-backoff\t''"
 complete -c retry -l seed -d 'Seed the jitter, to reproduce a schedule [default: from the OS]' -r
 complete -c retry -s n -l max-retries -d 'Retries after the first attempt, or "unlimited" [default: 5]' -r
+complete -c retry -l reset-after -d 'An attempt that ran this long before failing starts the schedule afresh' -r
 complete -c retry -s d -l deadline -d 'Total time budget from the start' -r
 complete -c retry -s t -l timeout -d 'Time limit for each attempt' -r
+complete -c retry -l idle-timeout -d 'Stop an attempt that writes nothing on stdout or stderr for this long' -r
 complete -c retry -l kill-after -d 'Grace between TERM and KILL when an attempt is stopped [default: 10s]' -r
 complete -c retry -l retry-on -d 'Only these statuses are retried [default: any non-zero]' -r
 complete -c retry -l stop-on -d 'These statuses are never retried [default: 126,127,141]' -r
 complete -c retry -l retry-if-output -d 'An attempt with a matching output line counts as failed, even with status 0' -r
 complete -c retry -l stop-if-output -d 'An attempt with a matching output line is not retried, whatever its status' -r
 complete -c retry -l delay-from-output -d 'Take the next delay from a server hint in a failed attempt\'s output' -r
+complete -c retry -l max-hint -d 'Longest server hint honoured [default: 1h]' -r
 complete -c retry -l max-replay -d 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]' -r
 complete -c retry -l log-format -d 'Format of retry\'s own progress: text or json [default: text]' -r -f -a "text\t'Lines for people: `retry: attempt 1 of 6: ...`'
 json\t'One JSON object per event and line, for machines'"
@@ -45,10 +48,12 @@ failure-rate\t'A service whose calls fail with probability --failure-rate'"
 complete -c retry -l capacity -d 'Requests per second the rate-limit server admits (needed by --model rate-limit)' -r
 complete -c retry -l failure-rate -d 'The probability that a call fails, from 0 to 1, for --model failure-rate' -r
 complete -c retry -l plot -d 'Sweep the clients from 10 up to CLIENTS and draw an SVG chart to FILE' -r -F
+complete -c retry -l http-hints -d 'Wait at least as long as the server asks in HTTP headers in a failed attempt\'s output'
 complete -c retry -l replay-stdin -d 'Give every attempt the same stdin: read it once, replay it from the start'
 complete -c retry -l stdout-on-success -d 'Hold each attempt\'s stdout; print it only if that attempt succeeds'
 complete -c retry -l dry-run -d 'Print the planned schedule and exit; runs nothing'
 complete -c retry -s q -l quiet -d 'Silence retry\'s own progress lines (never its errors)'
 complete -c retry -s v -l verbose -d 'More detail: the command\'s arguments, each attempt\'s start and duration, the seed'
+complete -c retry -l no-github -d 'Tell GitHub Actions nothing: no annotation, no step outputs'
 complete -c retry -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -s V -l version -d 'Print version'

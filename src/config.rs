@@ -17,6 +17,7 @@ use crate::backoff::{Jitter, Policy};
 use crate::cli::{Cli, Origins, value_name};
 use crate::codes::{CodeSet, Conditions};
 use crate::duration::format_secs;
+use crate::github::GitHub;
 use crate::preset::{Preset, Settings};
 use crate::types::{HookFailure, LogFormat, RetryLimit};
 
@@ -44,7 +45,8 @@ pub struct Hooks {
     pub on_give_up: Option<String>,
 }
 
-/// Pipeline I/O settings: `--replay-stdin`, `--stdout-on-success` and the output conditions.
+/// Pipeline I/O settings: `--replay-stdin`, `--stdout-on-success`, the output conditions,
+/// `--http-hints` and `--idle-timeout`.
 #[derive(Clone, Debug, Default)]
 pub struct Pipeline {
     /// Record stdin once and give every attempt the same bytes.
@@ -57,21 +59,31 @@ pub struct Pipeline {
     pub retry_if_output: Vec<Regex>,
     /// A matching output line stops the retrying.
     pub stop_if_output: Vec<Regex>,
-    /// Server hints: capture group 1 is a number of seconds for the next delay.
+    /// Server hints: capture group 1 is a number of seconds or an HTTP-date for the next delay.
     pub delay_from_output: Vec<Regex>,
+    /// `--http-hints`: read HTTP response header lines in the output for server hints.
+    pub http_hints: bool,
+    /// `--idle-timeout`: an attempt that writes nothing on stdout or stderr this long is
+    /// stopped; `None` when absent or 0.
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Pipeline {
-    /// Whether any output condition needs the attempt's output to be read.
+    /// Whether any output condition (or `--http-hints`) needs the attempt's output read line
+    /// by line.
     pub fn matches_output(&self) -> bool {
-        !(self.retry_if_output.is_empty()
-            && self.stop_if_output.is_empty()
-            && self.delay_from_output.is_empty())
+        self.http_hints
+            || !(self.retry_if_output.is_empty()
+                && self.stop_if_output.is_empty()
+                && self.delay_from_output.is_empty())
     }
 
     /// Whether the attempt simply inherits retry's descriptors (no copies at all).
     pub fn is_plain(&self) -> bool {
-        !self.replay_stdin && !self.stdout_on_success && !self.matches_output()
+        !self.replay_stdin
+            && !self.stdout_on_success
+            && !self.matches_output()
+            && self.idle_timeout.is_none()
     }
 }
 
@@ -102,8 +114,17 @@ pub struct Config {
     pub log_format: LogFormat,
     /// `--on-retry` and `--on-give-up`.
     pub hooks: Hooks,
-    /// Pipeline I/O: stdin replay, held stdout, output conditions.
+    /// Pipeline I/O: stdin replay, held stdout, output conditions, server hints, idleness.
     pub pipeline: Pipeline,
+    /// `--max-hint`: a server's hint asking for a longer wait makes retry give up at once
+    /// ([`Duration::MAX`] when 0 lifts the limit).
+    pub max_hint: Duration,
+    /// `--reset-after`: an attempt that ran at least this long before failing starts the
+    /// schedule afresh; `None` when absent or 0.
+    pub reset_after: Option<Duration>,
+    /// GitHub Actions annotations and step outputs; `None` outside GitHub Actions or with
+    /// `--no-github`.
+    pub github: Option<GitHub>,
     /// The program and its arguments; empty only with `dry_run`.
     pub command: Vec<OsString>,
     /// `--splay` and `--budget`: protecting the service.
@@ -125,6 +146,8 @@ pub const DEFAULT_MAX_RETRIES: u64 = 5;
 pub const DEFAULT_MAX_REPLAY: u64 = 4 << 30;
 /// The grace between TERM and KILL when nothing sets `--kill-after`.
 pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(10);
+/// The longest server hint honoured when nothing sets `--max-hint`: an hour.
+pub const DEFAULT_MAX_HINT: Duration = Duration::from_secs(3600);
 
 /// Where a backoff or stopping setting took its value from: named in error messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -331,7 +354,17 @@ impl Config {
                 retry_if_output: conditions.retry_if_output,
                 stop_if_output: conditions.stop_if_output,
                 delay_from_output: conditions.delay_from_output,
+                http_hints: conditions.http_hints,
+                idle_timeout: stopping.idle_timeout.filter(|t| !t.is_zero()),
             },
+            // 0 lifts the limit, as 0 disables --timeout.
+            max_hint: match conditions.max_hint {
+                Some(d) if d.is_zero() => Duration::MAX,
+                Some(d) => d,
+                None => DEFAULT_MAX_HINT,
+            },
+            reset_after: stopping.reset_after.filter(|d| !d.is_zero()),
+            github: GitHub::from_env(output.no_github, |name| std::env::var(name).ok()),
             command: cli.command,
             protect,
         })

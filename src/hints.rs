@@ -21,6 +21,10 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
+/// The longest header line read, in bytes (without its line end): longer lines are not headers
+/// a server sends (servers commonly refuse fields past 8 KiB) and are skipped.
+pub const MAX_HEADER_LINE: usize = 8 * 1024;
+
 /// Where a hint came from; its [`fmt::Display`] is the name shown in the progress line
 /// (`retrying in 30.000s (Retry-After)`) and in the JSON `wait` event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,17 +143,16 @@ impl HeaderHints {
     }
 
     /// Reads one line (without its `\n`; a trailing `\r` is ignored), received at `now`.
+    /// Cheap for lines that are not one of the headers read: no allocation, and the value is
+    /// looked at only after the name matched.
     pub fn line(&mut self, line: &[u8], now: SystemTime) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         // `curl -v` prints received headers after "< ".
         let line = line.strip_prefix(b"< ").unwrap_or(line);
-        if line.len() > 8 * 1024 {
+        if line.len() > MAX_HEADER_LINE {
             return;
         }
-        let Ok(line) = std::str::from_utf8(line) else {
-            return;
-        };
-        if line.starts_with("HTTP/") {
+        if line.starts_with(b"HTTP/") {
             // A new response (a redirect, or the next attempt inside one run of curl).
             self.x_exhausted = None;
             self.x_reset = None;
@@ -157,47 +160,48 @@ impl HeaderHints {
             self.rl_reset = None;
             return;
         }
-        let Some((name, value)) = line.split_once(':') else {
+        let Some(colon) = memchr::memchr(b':', line) else {
             return;
         };
-        if name.is_empty() || name.bytes().any(|b| !is_token_byte(b)) {
+        let Some(field) = Field::named(&line[..colon]) else {
             return;
-        }
+        };
+        let Ok(value) = std::str::from_utf8(&line[colon + 1..]) else {
+            return;
+        };
         let value = value.trim();
-        let name = name.to_ascii_lowercase();
-        match name.as_str() {
-            "retry-after" => {
+        match field {
+            Field::RetryAfter => {
                 if let Ok(t) = parse_delay_value(value, now) {
                     self.offer(t, HintSource::RetryAfter);
                 }
             }
-            "x-amz-retry-after" => {
+            Field::AmzRetryAfter => {
                 if let Some(ms) = parse_seconds(value).filter(|_| !value.contains('.')) {
                     self.offer(add_secs(now, ms / 1000.0), HintSource::AmzRetryAfter);
                 }
             }
-            "ratelimit" => {
+            Field::RateLimit => {
                 if let Some(secs) = ratelimit_wait(value) {
                     self.offer(add_secs(now, secs), HintSource::RateLimit);
                 }
             }
-            "ratelimit-remaining" => {
+            Field::RateLimitRemaining => {
                 self.rl_exhausted = parse_seconds(value).map(|r| r == 0.0);
                 self.pair_ratelimit();
             }
-            "ratelimit-reset" => {
+            Field::RateLimitReset => {
                 self.rl_reset = parse_seconds(value).map(|s| add_secs(now, s));
                 self.pair_ratelimit();
             }
-            "x-ratelimit-remaining" => {
+            Field::XRateLimitRemaining => {
                 self.x_exhausted = parse_seconds(value).map(|r| r == 0.0);
                 self.pair_x_ratelimit();
             }
-            "x-ratelimit-reset" => {
+            Field::XRateLimitReset => {
                 self.x_reset = parse_seconds(value);
                 self.pair_x_ratelimit();
             }
-            _ => {}
         }
     }
 
@@ -226,9 +230,35 @@ impl HeaderHints {
     }
 }
 
-/// An HTTP token character (RFC 9110, section 5.6.2): what a header name is made of.
-fn is_token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+/// The header fields read.
+#[derive(Clone, Copy)]
+enum Field {
+    RetryAfter,
+    AmzRetryAfter,
+    RateLimit,
+    RateLimitRemaining,
+    RateLimitReset,
+    XRateLimitRemaining,
+    XRateLimitReset,
+}
+
+impl Field {
+    /// The field called `name`, in any case (RFC 9110, section 5.1); `None` for any other.
+    fn named(name: &[u8]) -> Option<Field> {
+        const NAMES: [(&[u8], Field); 7] = [
+            (b"retry-after", Field::RetryAfter),
+            (b"x-amz-retry-after", Field::AmzRetryAfter),
+            (b"ratelimit", Field::RateLimit),
+            (b"ratelimit-remaining", Field::RateLimitRemaining),
+            (b"ratelimit-reset", Field::RateLimitReset),
+            (b"x-ratelimit-remaining", Field::XRateLimitRemaining),
+            (b"x-ratelimit-reset", Field::XRateLimitReset),
+        ];
+        NAMES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|&(_, field)| field)
+    }
 }
 
 /// The wait of a `RateLimit` field value: the largest `t` of the items whose `r` is 0.

@@ -1,14 +1,18 @@
-//! The "Conditions" heading: `--retry-on`, `--stop-on` and the output-matching flags.
+//! The "Conditions" heading: `--retry-on`, `--stop-on`, the output-matching flags and the
+//! server hints (`--http-hints`, `--max-hint`).
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
 use std::str::FromStr;
+use std::time::Duration;
 
 use clap::Args;
+use clap::builder::BoolishValueParser;
 use regex::bytes::Regex;
 
 use crate::codes::CodeSet;
+use crate::duration::parse_duration;
 
 /// The "Conditions" heading: which attempts failed, and which failures are retried.
 #[derive(Debug, Args)]
@@ -47,13 +51,36 @@ pub struct ConditionArgs {
 
     /// Take the next delay from a server hint in a failed attempt's output
     ///
-    /// A line matching REGEX whose first capture group is a number of seconds (decimal), as in
-    /// an HTTP "Retry-After: 30" header from `curl -sS -D - ...`, makes the next delay at least
-    /// that long, even past --cap (the server knows best). If it would pass --deadline, retry
-    /// gives up at once. Match headers with (?i): HTTP/2 sends their names in lower case. A
-    /// capture that is not a number of seconds is reported and ignored. May be repeated.
+    /// A line matching REGEX whose first capture group is a number of seconds (decimal) or an
+    /// HTTP-date makes the next delay at least that long, even past --cap, as with
+    /// --http-hints (which needs no regex for HTTP headers). Match headers with (?i): HTTP/2
+    /// sends their names in lower case. A capture that is neither is reported on one line and
+    /// ignored. May be repeated.
     #[arg(long, value_name = "REGEX", value_parser = parse_capturing_regex)]
     pub delay_from_output: Vec<Regex>,
+
+    /// Wait at least as long as the server asks in HTTP headers in a failed attempt's output
+    ///
+    /// Reads the response header lines that `curl -sS -D - ...`, `curl -i` or `curl -v` print
+    /// (HTTP/1.1 or HTTP/2, names in any case) on stdout or stderr, which still stream through
+    /// as they come: Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3), RateLimit
+    /// with r=0 and t=SECONDS (IETF draft-ietf-httpapi-ratelimit-headers), X-RateLimit-Reset
+    /// (epoch seconds) with X-RateLimit-Remaining: 0 (GitHub's API) and x-amz-retry-after
+    /// (milliseconds, AWS). The next delay is then at least the longest of them, even past
+    /// --cap, and the progress line names it; a hint in the past adds nothing. A hint that
+    /// would pass --deadline, or asks for more than --max-hint, makes retry give up at once.
+    /// RETRY_HTTP_HINTS=true (or 1, yes, on) sets it too.
+    #[arg(long, env = "RETRY_HTTP_HINTS", value_parser = BoolishValueParser::new())]
+    pub http_hints: bool,
+
+    /// Longest server hint honoured [default: 1h]
+    ///
+    /// A server that asks for a longer wait (--http-hints, --delay-from-output) makes retry
+    /// give up at once, with a line naming the hint, instead of sleeping for days. 0 means no
+    /// limit.
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_MAX_HINT", value_name = "DURATION",
+          value_parser = parse_duration)]
+    pub max_hint: Option<Duration>,
 }
 
 /// A REGEX for the output flags (regex crate syntax, matched against bytes), its error on one
@@ -75,7 +102,9 @@ fn parse_capturing_regex(s: &str) -> Result<Regex, String> {
     let re = parse_regex(s)?;
     if re.captures_len() < 2 {
         return Err(
-            "needs a capture group for the number of seconds, e.g. 'Retry-After: (\\d+)'".into(),
+            "needs a capture group for the seconds or the HTTP-date, e.g. \
+             'Retry-After: (\\d+)'"
+                .into(),
         );
     }
     Ok(re)

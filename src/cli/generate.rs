@@ -208,7 +208,29 @@ fn sections(command: &clap::Command) -> Roff {
         &mut r,
         [bold("RETRY_MAX_ATTEMPTS")],
         "Set by retry in each attempt's environment: the number of attempts in all \
-         (--max-retries plus one), empty when unlimited.",
+         (--max-retries plus one; after a --reset-after reset at attempt K, K plus \
+         --max-retries), empty when unlimited.",
+    );
+    item(
+        &mut r,
+        [bold("RETRY_RUN_ID")],
+        "Set by retry for each attempt and hook: 128 random bits in hex, the same for every \
+         attempt of one run, new for every run; also the run_id of every JSON event. Send it \
+         as an Idempotency-Key header (IETF draft-ietf-httpapi-idempotency-key-header) so that \
+         a server can tell a retried request from a new one.",
+    );
+    item(
+        &mut r,
+        [bold("RETRY_TIME_LEFT")],
+        "Set by retry for each attempt and hook: the seconds left until --deadline when it \
+         starts (three decimals), empty without a deadline.",
+    );
+    item(
+        &mut r,
+        [bold("GITHUB_ACTIONS"), roman(", "), bold("GITHUB_OUTPUT")],
+        "When GITHUB_ACTIONS is true (and --no-github is not given), retry writes a ::warning \
+         workflow command after a success that needed retries and an ::error when it gives up, \
+         on stderr, and appends attempts=N and status=S to the file GITHUB_OUTPUT names.",
     );
     item(
         &mut r,
@@ -284,8 +306,14 @@ fn sections(command: &clap::Command) -> Roff {
     );
     example(
         &mut r,
-        "retry --delay-from-output 'Retry-After: (\\d+)' -- curl -sS -D - -f https://api.example.com/",
-        "Wait at least as long as the server's Retry-After header asks.",
+        "retry --http-hints -- curl -fsS -D - -o out.json https://api.example.com/",
+        "Wait at least as long as the server asks (Retry-After, RateLimit, X-RateLimit-Reset, \
+         x-amz-retry-after), up to --max-hint.",
+    );
+    example(
+        &mut r,
+        "retry --idle-timeout 5m -- ./long-test-suite",
+        "Stop and retry an attempt that has printed nothing for five minutes.",
     );
     example(
         &mut r,

@@ -11,10 +11,10 @@ pub struct HookArgs {
     /// Run CMD with `sh -c` before each retry
     ///
     /// Runs after a failed attempt, before the wait, with RETRY_ATTEMPT (the attempt that
-    /// failed), RETRY_MAX_ATTEMPTS, RETRY_LAST_STATUS and RETRY_DELAY (seconds, three
-    /// decimals) added to the inherited environment. Its stdout goes to retry's stderr, its
-    /// stdin is /dev/null. A failing hook is reported; retrying goes on unless
-    /// --on-retry-fail stop.
+    /// failed), RETRY_MAX_ATTEMPTS, RETRY_LAST_STATUS, RETRY_DELAY (seconds, three decimals),
+    /// RETRY_RUN_ID and RETRY_TIME_LEFT added to the inherited environment. Its stdout goes to
+    /// retry's stderr, its stdin is /dev/null. A failing hook is reported; retrying goes on
+    /// unless --on-retry-fail stop.
     #[arg(long, value_name = "CMD")]
     pub on_retry: Option<String>,
 
@@ -27,8 +27,8 @@ pub struct HookArgs {
 
     /// Run CMD with `sh -c` once, when giving up
     ///
-    /// With RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS and RETRY_LAST_STATUS added to the inherited
-    /// environment; its stdout goes to retry's stderr. Not run on success, nor when a signal
+    /// With RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_LAST_STATUS, RETRY_RUN_ID and
+    /// RETRY_TIME_LEFT added to the inherited environment; its stdout goes to retry's stderr. Not run on success, nor when a signal
     /// stops retry. Its own status does not change retry's.
     #[arg(long, value_name = "CMD")]
     pub on_give_up: Option<String>,

@@ -257,7 +257,15 @@ mod tests {
                 let want = format!("RETRY_{}", long.to_uppercase().replace('-', "_"));
                 assert_eq!(env.to_str(), Some(want.as_str()));
                 // The attempt's own variables belong to the supervisor.
-                assert!(!["RETRY_ATTEMPT", "RETRY_MAX_ATTEMPTS"].contains(&want.as_str()));
+                assert!(
+                    ![
+                        "RETRY_ATTEMPT",
+                        "RETRY_MAX_ATTEMPTS",
+                        "RETRY_RUN_ID",
+                        "RETRY_TIME_LEFT"
+                    ]
+                    .contains(&want.as_str())
+                );
             }
         }
     }

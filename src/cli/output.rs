@@ -1,4 +1,5 @@
-//! The "Output" heading: stdin replay, held stdout, `--dry-run` and retry's own progress lines.
+//! The "Output" heading: stdin replay, held stdout, `--dry-run`, retry's own progress lines
+//! and what it tells GitHub Actions.
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
 #![allow(rustdoc::invalid_html_tags)]
@@ -6,6 +7,7 @@
 use std::str::FromStr;
 
 use clap::Args;
+use clap::builder::BoolishValueParser;
 
 use crate::types::LogFormat;
 
@@ -68,13 +70,25 @@ pub struct OutputArgs {
     /// Format of retry's own progress: text or json [default: text]
     ///
     /// json writes one JSON object per line on stderr for each event: attempt_start,
-    /// attempt_end (with its status), wait (with the delay), hook, give_up, success and
-    /// interrupted, each with "elapsed" seconds since retry started, for CI systems to parse;
-    /// with --splay and --budget also splay, budget (tokens left, the breaker's state),
-    /// cooldown, refused and warning. --quiet silences them too, but for errors and warnings.
+    /// attempt_end (with its status), wait (with the delay, and the server hint that set it),
+    /// reset, hook, give_up, success and interrupted, each with "elapsed" seconds since retry
+    /// started and the run's "run_id" (RETRY_RUN_ID), for CI systems to parse; with --splay
+    /// and --budget also splay, budget (tokens left, the breaker's state), cooldown, refused
+    /// and warning. --quiet silences them too, but for errors and warnings.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text,
           hide_default_value = true)]
     pub log_format: LogFormat,
+
+    /// Tell GitHub Actions nothing: no annotation, no step outputs
+    ///
+    /// Under GitHub Actions (GITHUB_ACTIONS=true) retry writes a ::warning workflow command
+    /// when the command succeeded only after retries, and an ::error when it gives up, naming
+    /// the attempts and their statuses (on stderr, which the runner reads as it does stdout);
+    /// and appends attempts=N and status=S to the file named by GITHUB_OUTPUT, for
+    /// `steps.<id>.outputs.attempts`. If that file cannot be written, retry says so and does
+    /// not exit 0 (125 instead). RETRY_NO_GITHUB=true (or 1, yes, on) sets it too.
+    #[arg(long, env = "RETRY_NO_GITHUB", value_parser = BoolishValueParser::new())]
+    pub no_github: bool,
 }
 
 /// `--max-replay`: a size in bytes or `unlimited` (`None`).

@@ -38,8 +38,9 @@ pub struct ProtectArgs {
     /// more than half the maximum is left. First attempts are never refused by the count: a
     /// refused retry ends the run with the last attempt's status ("retry budget for KEY is
     /// spent"). An empty bucket needs 51 successes before it grants a retry again (see
-    /// --budget-refill). A server's hint (--delay-from-output) seen by one run makes every run
-    /// with KEY wait until then before its next attempt, first attempts included. With
+    /// --budget-refill). A server's hint (--http-hints, --delay-from-output; up to
+    /// --max-hint) seen by one run makes every run with KEY wait until then before its next
+    /// attempt, first attempts included. With
     /// --breaker, runs that gave up open a circuit breaker. The state lives in --budget-store;
     /// any trouble with it gives one warning and the run goes on without a budget. KEY: any
     /// text of 1 to 255 bytes, such as the service's host name.

@@ -1,4 +1,5 @@
-//! The "Stopping" heading: `--max-retries`, `--deadline`, `--timeout`, `--kill-after`.
+//! The "Stopping" heading: `--max-retries`, `--reset-after`, `--deadline`, `--timeout`,
+//! `--idle-timeout`, `--kill-after`.
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
 #![allow(rustdoc::invalid_html_tags)]
@@ -23,6 +24,17 @@ pub struct StoppingArgs {
           value_name = "N|unlimited", value_parser = RetryLimit::from_str)]
     pub max_retries: Option<RetryLimit>,
 
+    /// An attempt that ran this long before failing starts the schedule afresh
+    ///
+    /// The next delay is the first one again and the retries start anew: attempts keep their
+    /// numbers, and after a reset at attempt K the run may go on to attempt K + --max-retries
+    /// (RETRY_MAX_ATTEMPTS says so). `retry -n 5 --reset-after 10m -- ssh -N tunnel` gives up
+    /// after five quick failures in a row but keeps a tunnel that stays up for hours. 0 means
+    /// never.
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_RESET_AFTER", value_name = "DURATION",
+          value_parser = parse_duration)]
+    pub reset_after: Option<Duration>,
+
     /// Total time budget from the start
     ///
     /// Measured on a monotonic clock. An attempt or --on-retry hook still running when it
@@ -42,6 +54,17 @@ pub struct StoppingArgs {
     #[arg(allow_hyphen_values = true, short, long, env = "RETRY_TIMEOUT",
           value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
+
+    /// Stop an attempt that writes nothing on stdout or stderr for this long
+    ///
+    /// A stall is a failure: the attempt is stopped like a timeout (TERM to its whole process
+    /// tree, KILL after --kill-after; status 124, or 137), the progress line says it was idle,
+    /// and it is retried like any failure. Its stdout and stderr become pipes that retry
+    /// passes on as the output comes (a program that buffers its output when it is not
+    /// writing to a terminal may need `stdbuf -oL` or its own flag). 0 means no limit.
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_IDLE_TIMEOUT",
+          value_name = "DURATION", value_parser = parse_duration)]
+    pub idle_timeout: Option<Duration>,
 
     /// Grace between TERM and KILL when an attempt is stopped [default: 10s]
     ///

@@ -1,10 +1,12 @@
-//! Pipeline I/O around attempts: `--replay-stdin`, `--stdout-on-success` and the output
-//! conditions. Without those flags none of this runs: attempts inherit retry's descriptors.
+//! Pipeline I/O around attempts: `--replay-stdin`, `--stdout-on-success`, the output
+//! conditions, `--http-hints` and `--idle-timeout`. Without those flags none of this runs:
+//! attempts inherit retry's descriptors.
 //!
 //! Every thread that may block on a reader (the output pumps, the release of a held stdout)
 //! runs in a [`Tasks`] group, so the supervisor waits for it while still hearing signals, and
 //! can leave it behind when told to stop.
 
+mod activity;
 mod cancel;
 mod pump;
 mod replay;
@@ -20,6 +22,7 @@ use std::thread::JoinHandle;
 pub use pump::{Findings, LineMatcher, MATCH_LINE_LIMIT, Rules};
 pub use tasks::Tasks;
 
+use activity::Activity;
 use cancel::Cancel;
 use pump::{PumpEnd, Sink, pump};
 use replay::FeedEnd;
@@ -46,6 +49,8 @@ pub struct RunIo {
     replay: Option<Arc<Spool>>,
     rules: Option<Arc<Rules>>,
     hold_stdout: bool,
+    /// `--idle-timeout`: stdout and stderr are piped so that their output can be timed.
+    watch_idle: bool,
     stdout: Arc<File>,
     stderr: Arc<File>,
 }
@@ -55,7 +60,8 @@ pub struct RunIo {
 pub struct AttemptReport {
     /// What the output said (all defaults without output conditions).
     pub findings: Findings,
-    /// The first `--delay-from-output` capture that was not a number of seconds, escaped.
+    /// The first `--delay-from-output` capture that was neither a number of seconds nor an
+    /// HTTP-date, escaped.
     pub bad_hint: Option<String>,
     /// The attempt's stdout, held (`--stdout-on-success`); `None` when the hold failed (its
     /// bytes then went to stderr, see `faults`).
@@ -77,6 +83,7 @@ pub struct AttemptReport {
 #[derive(Debug)]
 pub struct AttemptIo {
     cancel: Arc<Cancel>,
+    activity: Arc<Activity>,
     tasks: Tasks,
     feeder: Option<JoinHandle<FeedEnd>>,
     stdout: Option<JoinHandle<PumpEnd>>,
@@ -123,6 +130,7 @@ impl RunIo {
                 retry_if: pipeline.retry_if_output.clone(),
                 stop_if: pipeline.stop_if_output.clone(),
                 delay_from: pipeline.delay_from_output.clone(),
+                http_hints: pipeline.http_hints,
             })
         });
         if pipeline.replay_stdin {
@@ -136,6 +144,7 @@ impl RunIo {
             },
             rules,
             hold_stdout: pipeline.stdout_on_success,
+            watch_idle: pipeline.idle_timeout.is_some(),
             stdout: Arc::new(File::from(io::stdout().as_fd().try_clone_to_owned()?)),
             stderr: Arc::new(File::from(io::stderr().as_fd().try_clone_to_owned()?)),
         })
@@ -151,8 +160,8 @@ impl RunIo {
     pub fn piped(&self) -> Piped {
         Piped {
             stdin: self.replay.is_some(),
-            stdout: self.hold_stdout || self.rules.is_some(),
-            stderr: self.rules.is_some(),
+            stdout: self.hold_stdout || self.rules.is_some() || self.watch_idle,
+            stderr: self.rules.is_some() || self.watch_idle,
         }
     }
 
@@ -167,6 +176,7 @@ impl RunIo {
         stderr: Option<ChildStderr>,
     ) -> io::Result<AttemptIo> {
         let cancel = Arc::new(Cancel::new()?);
+        let activity = Arc::new(Activity::new());
         let tasks = Tasks::new();
         for fd in [
             stdin.as_ref().map(|p| p.as_fd()),
@@ -194,14 +204,15 @@ impl RunIo {
             None => Sink::Forward(self.stdout.clone()),
         };
         let stdout = stdout
-            .map(|p| self.spawn_pump(&tasks, "stdout", p.into(), stdout_sink, &cancel))
+            .map(|p| self.spawn_pump(&tasks, "stdout", p.into(), stdout_sink, &activity, &cancel))
             .transpose()?;
         let stderr_sink = Sink::Forward(self.stderr.clone());
         let stderr = stderr
-            .map(|p| self.spawn_pump(&tasks, "stderr", p.into(), stderr_sink, &cancel))
+            .map(|p| self.spawn_pump(&tasks, "stderr", p.into(), stderr_sink, &activity, &cancel))
             .transpose()?;
         Ok(AttemptIo {
             cancel,
+            activity,
             tasks,
             feeder,
             stdout,
@@ -217,10 +228,11 @@ impl RunIo {
         name: &str,
         source: OwnedFd,
         sink: Sink,
+        activity: &Arc<Activity>,
         cancel: &Arc<Cancel>,
     ) -> io::Result<JoinHandle<PumpEnd>> {
-        let (rules, cancel) = (self.rules.clone(), cancel.clone());
-        tasks.spawn(name, move || pump(source, sink, rules, &cancel))
+        let (rules, activity, cancel) = (self.rules.clone(), activity.clone(), cancel.clone());
+        tasks.spawn(name, move || pump(source, sink, rules, &activity, &cancel))
     }
 
     /// Starts writing a held stdout to retry's stdout (the attempt succeeded) or stderr (it
@@ -242,6 +254,13 @@ impl RunIo {
 }
 
 impl AttemptIo {
+    /// When the attempt last wrote to its piped stdout or stderr (to the millisecond, never
+    /// later than it did), or when its I/O started if it has written nothing: with
+    /// `--idle-timeout`, the attempt is idle from this time on.
+    pub fn idle_since(&self) -> std::time::Instant {
+        self.activity.quiet_since()
+    }
+
     /// The attempt ended: stops feeding stdin, and has the output pumps read what is left in
     /// their pipes (without waiting for processes that keep them open). Wait for
     /// [`AttemptIo::tasks`], then call [`AttemptIo::report`].

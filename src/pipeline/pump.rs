@@ -1,5 +1,6 @@
 //! Output pumps: copy an attempt's stdout or stderr to its destination (live, or into a hold),
-//! matching each line against the output conditions on the way.
+//! matching each line against the output conditions and reading server hints on the way, and
+//! noting when output last arrived (`--idle-timeout`).
 //!
 //! When the destination fails, the attempt keeps its own ending: a reader that went away
 //! (`EPIPE`) stops the pump, so the attempt meets a broken pipe as it would writing there
@@ -11,12 +12,15 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::PollFlags;
 use regex::bytes::Regex;
 
+use super::activity::Activity;
 use super::cancel::Cancel;
+use crate::hints::{HeaderHints, Hint, HintSource, MAX_HEADER_LINE, parse_delay_value};
 use crate::spool::Spool;
 
 /// Read size for output.
@@ -34,8 +38,22 @@ pub struct Rules {
     pub retry_if: Vec<Regex>,
     /// `--stop-if-output`.
     pub stop_if: Vec<Regex>,
-    /// `--delay-from-output` (capture group 1: seconds).
+    /// `--delay-from-output` (capture group 1: seconds or an HTTP-date).
     pub delay_from: Vec<Regex>,
+    /// `--http-hints`: read HTTP response header lines for server hints ([`HeaderHints`]).
+    pub http_hints: bool,
+}
+
+impl Rules {
+    /// Bytes of a line worth keeping: all of [`MATCH_LINE_LIMIT`] for the regexes, else only
+    /// enough to tell a header line from a longer one.
+    fn line_limit(&self) -> usize {
+        if self.retry_if.is_empty() && self.stop_if.is_empty() && self.delay_from.is_empty() {
+            MAX_HEADER_LINE + 1
+        } else {
+            MATCH_LINE_LIMIT
+        }
+    }
 }
 
 /// What the output of an attempt said.
@@ -45,8 +63,9 @@ pub struct Findings {
     pub retry_match: bool,
     /// A line matched `--stop-if-output`.
     pub stop_match: bool,
-    /// The largest server hint from `--delay-from-output`, in seconds.
-    pub delay_hint: Option<f64>,
+    /// The server's hint that asks for the latest time, from `--http-hints` header lines or a
+    /// `--delay-from-output` capture.
+    pub delay_hint: Option<Hint>,
 }
 
 impl Findings {
@@ -55,10 +74,7 @@ impl Findings {
         Findings {
             retry_match: self.retry_match || other.retry_match,
             stop_match: self.stop_match || other.stop_match,
-            delay_hint: match (self.delay_hint, other.delay_hint) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            },
+            delay_hint: Hint::later(self.delay_hint, other.delay_hint),
         }
     }
 }
@@ -68,6 +84,12 @@ impl Findings {
 pub struct LineMatcher {
     rules: Arc<Rules>,
     line: Vec<u8>,
+    /// Bytes of a line kept ([`Rules::line_limit`]).
+    limit: usize,
+    /// The header reader, with `--http-hints`.
+    headers: Option<HeaderHints>,
+    /// When the bytes being fed arrived: the origin of a hint given as a delay.
+    now: SystemTime,
     findings: Findings,
     bad_hint: Option<String>,
 }
@@ -79,16 +101,25 @@ impl LineMatcher {
     /// A matcher for `rules`.
     pub fn new(rules: Arc<Rules>) -> LineMatcher {
         LineMatcher {
+            limit: rules.line_limit(),
+            headers: rules.http_hints.then(HeaderHints::new),
             rules,
             line: Vec::new(),
+            now: SystemTime::now(),
             findings: Findings::default(),
             bad_hint: None,
         }
     }
 
-    /// Feeds the next bytes of the stream.
-    pub fn feed(&mut self, mut data: &[u8]) {
-        while let Some(end) = data.iter().position(|&b| b == b'\n') {
+    /// Feeds the next bytes of the stream, received now.
+    pub fn feed(&mut self, data: &[u8]) {
+        self.feed_at(data, SystemTime::now());
+    }
+
+    /// Feeds the next bytes of the stream, received at `now` (wall clock).
+    pub fn feed_at(&mut self, mut data: &[u8], now: SystemTime) {
+        self.now = now;
+        while let Some(end) = memchr::memchr(b'\n', data) {
             self.keep(&data[..end]);
             self.check();
             data = &data[end + 1..];
@@ -101,22 +132,29 @@ impl LineMatcher {
         self.finish_with_notes().0
     }
 
-    /// [`LineMatcher::finish`], with the first `--delay-from-output` capture that was not a
-    /// number of seconds (escaped, shortened), if any: a hint that could not be used.
+    /// [`LineMatcher::finish`], with the first `--delay-from-output` capture that was neither a
+    /// number of seconds nor an HTTP-date (escaped, shortened), if any: a hint that could not
+    /// be used.
     pub fn finish_with_notes(mut self) -> (Findings, Option<String>) {
         if !self.line.is_empty() {
             self.check();
+        }
+        if let Some(headers) = &self.headers {
+            self.findings.delay_hint = Hint::later(self.findings.delay_hint, headers.hint());
         }
         (self.findings, self.bad_hint)
     }
 
     fn keep(&mut self, part: &[u8]) {
-        let room = MATCH_LINE_LIMIT.saturating_sub(self.line.len());
+        let room = self.limit.saturating_sub(self.line.len());
         self.line.extend_from_slice(&part[..part.len().min(room)]);
     }
 
     fn check(&mut self) {
         let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
+        if let Some(headers) = self.headers.as_mut() {
+            headers.line(line, self.now);
+        }
         let f = &mut self.findings;
         f.retry_match |= self.rules.retry_if.iter().any(|re| re.is_match(line));
         f.stop_match |= self.rules.stop_if.iter().any(|re| re.is_match(line));
@@ -127,10 +165,15 @@ impl LineMatcher {
             let text = captures.get(1).map_or(&b""[..], |m| m.as_bytes());
             let hint = std::str::from_utf8(text)
                 .ok()
-                .and_then(|s| s.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0);
+                .and_then(|s| parse_delay_value(s, self.now).ok());
             match hint {
-                Some(h) => f.delay_hint = Some(f.delay_hint.map_or(h, |old| old.max(h))),
+                Some(not_before) => {
+                    let hint = Hint {
+                        not_before,
+                        source: HintSource::DelayFromOutput,
+                    };
+                    f.delay_hint = Hint::later(f.delay_hint, Some(hint));
+                }
                 None if self.bad_hint.is_none() => {
                     let shown = &text[..text.len().min(HINT_QUOTE_LIMIT)];
                     let more = if text.len() > HINT_QUOTE_LIMIT {
@@ -172,7 +215,8 @@ pub enum Sink {
 pub struct PumpEnd {
     /// What the lines said.
     pub findings: Findings,
-    /// The first `--delay-from-output` capture that was not a number of seconds, escaped.
+    /// The first `--delay-from-output` capture that was neither a number of seconds nor an
+    /// HTTP-date, escaped.
     pub bad_hint: Option<String>,
     /// The destination's reader went away (`EPIPE`): the pump stopped reading, so the attempt
     /// meets a broken pipe as it would writing there directly.
@@ -186,10 +230,12 @@ pub struct PumpEnd {
 
 /// Copies `source` to `sink` until end of file, or, once `cancel` fires, until what is
 /// buffered has been read (so a leftover process holding the pipe cannot keep retry waiting).
+/// Every read is noted in `activity`.
 pub fn pump(
     source: OwnedFd,
     mut sink: Sink,
     rules: Option<Arc<Rules>>,
+    activity: &Activity,
     cancel: &Cancel,
 ) -> PumpEnd {
     let mut source = File::from(source);
@@ -211,6 +257,7 @@ pub fn pump(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
+        activity.touch();
         if let Some(m) = matcher.as_mut() {
             m.feed(&buf[..n]);
         }
@@ -276,18 +323,30 @@ mod tests {
             retry_if: vec![Regex::new("^HTTP 5..$").unwrap()],
             stop_if: vec![Regex::new("fatal").unwrap()],
             delay_from: vec![Regex::new(r"(?i)^retry-after: *([0-9.]+)$").unwrap()],
+            http_hints: false,
         })
+    }
+
+    /// 2026-01-01T00:00:00Z: the clock the tests feed at.
+    fn now() -> SystemTime {
+        SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_767_225_600)
+    }
+
+    /// The wait a finding asks for at [`now`], in seconds, and its source.
+    fn wait(f: &Findings) -> Option<(f64, HintSource)> {
+        f.delay_hint
+            .map(|h| (h.wait_from(now()).as_secs_f64(), h.source))
     }
 
     #[test]
     fn matches_lines_split_across_chunks() {
         let mut m = LineMatcher::new(rules());
-        m.feed(b"ok\nHTTP 5");
-        m.feed(b"03\r\nRetry-After: 2");
-        m.feed(b".5\r\n");
+        m.feed_at(b"ok\nHTTP 5", now());
+        m.feed_at(b"03\r\nRetry-After: 2", now());
+        m.feed_at(b".5\r\n", now());
         let f = m.finish();
         assert!(f.retry_match && !f.stop_match);
-        assert_eq!(f.delay_hint, Some(2.5));
+        assert_eq!(wait(&f), Some((2.5, HintSource::DelayFromOutput)));
     }
 
     #[test]
@@ -305,22 +364,64 @@ mod tests {
     }
 
     #[test]
-    fn a_hint_that_is_not_seconds_is_noted_not_used() {
+    fn a_capture_that_is_neither_seconds_nor_a_date_is_noted_not_used() {
         let mut m = LineMatcher::new(rules());
-        m.feed(b"Retry-After: 2\nretry-after: Wed, 21 Oct 2015 07:28:00 GMT\n");
-        m.feed(b"Retry-After: soon\n");
+        m.feed_at(
+            b"Retry-After: 2\nretry-after: Wed, 21 Oct 2015 07:28:00 GMT\n",
+            now(),
+        );
+        m.feed_at(b"Retry-After: soon\n", now());
         let (f, bad) = m.finish_with_notes();
-        assert_eq!(f.delay_hint, Some(2.0));
+        assert_eq!(wait(&f), Some((2.0, HintSource::DelayFromOutput)));
         assert_eq!(bad, None, "the test regex only captures digits");
         let rules = Arc::new(Rules {
             delay_from: vec![Regex::new(r"(?i)^retry-after: *(.*)$").unwrap()],
             ..Rules::default()
         });
         let mut m = LineMatcher::new(rules);
-        m.feed(b"retry-after: Wed, 21 Oct 2015\x1b[2J\nRetry-After: -1\n");
+        m.feed_at(
+            b"retry-after: Wed, 21 Oct 2015\x1b[2J\nRetry-After: -1\n",
+            now(),
+        );
         let (f, bad) = m.finish_with_notes();
         assert_eq!(f.delay_hint, None);
         assert_eq!(bad.as_deref(), Some(r"Wed, 21 Oct 2015\u{1b}[2J"));
+    }
+
+    #[test]
+    fn a_capture_may_be_an_http_date() {
+        let rules = Arc::new(Rules {
+            delay_from: vec![Regex::new(r"(?i)^retry-after: *(.*)$").unwrap()],
+            ..Rules::default()
+        });
+        let mut m = LineMatcher::new(rules);
+        m.feed_at(b"Retry-After: Thu, 01 Jan 2026 00:00:40 GMT\r\n", now());
+        let (f, bad) = m.finish_with_notes();
+        assert_eq!(wait(&f), Some((40.0, HintSource::DelayFromOutput)));
+        assert_eq!(bad, None);
+    }
+
+    #[test]
+    fn http_hints_read_headers_and_the_latest_hint_wins() {
+        let rules = Arc::new(Rules {
+            http_hints: true,
+            ..Rules::default()
+        });
+        let mut m = LineMatcher::new(rules.clone());
+        m.feed_at(b"HTTP/2 429\r\nretry-after: 5\r\nx-amz-retry-", now());
+        m.feed_at(b"after: 7500\r\n\r\n{\"error\": 1}", now());
+        assert_eq!(wait(&m.finish()), Some((7.5, HintSource::AmzRetryAfter)));
+        // Without --http-hints the same lines say nothing.
+        let mut m = LineMatcher::new(Arc::new(Rules::default()));
+        m.feed_at(b"retry-after: 5\n", now());
+        assert_eq!(m.finish().delay_hint, None);
+        // A header line longer than any server sends is skipped, not cut short and read.
+        let mut m = LineMatcher::new(rules);
+        let mut long = b"Retry-After: 3".to_vec();
+        long.extend(std::iter::repeat_n(b'0', MAX_HEADER_LINE));
+        long.push(b'\n');
+        m.feed_at(&long, now());
+        assert_eq!(m.finish().delay_hint, None);
     }
 
     #[test]
@@ -357,18 +458,23 @@ mod tests {
     }
 
     #[test]
-    fn merge_takes_the_larger_hint() {
+    fn merge_takes_the_later_hint() {
+        let at = |secs: u64, source| Hint {
+            not_before: now() + std::time::Duration::from_secs(secs),
+            source,
+        };
         let a = Findings {
-            delay_hint: Some(1.0),
+            delay_hint: Some(at(3, HintSource::RetryAfter)),
             ..Findings::default()
         };
         let b = Findings {
             retry_match: true,
-            delay_hint: Some(3.0),
+            delay_hint: Some(at(1, HintSource::DelayFromOutput)),
             ..Findings::default()
         };
         let m = a.merge(b);
         assert!(m.retry_match);
-        assert_eq!(m.delay_hint, Some(3.0));
+        assert_eq!(m.delay_hint, Some(at(3, HintSource::RetryAfter)));
+        assert_eq!(b.merge(Findings::default()).delay_hint, b.delay_hint);
     }
 }

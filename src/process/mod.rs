@@ -40,6 +40,8 @@ pub enum StopReason {
     Timeout,
     /// `--deadline` passed.
     Deadline,
+    /// `--idle-timeout`: the attempt wrote nothing on stdout or stderr for this long.
+    Idle(std::time::Duration),
 }
 
 /// How an attempt ended.

@@ -6,12 +6,14 @@
 //! `--verbose`; both are escaped ([`escape`]), so a newline in a name cannot forge a line.
 //! `--quiet` silences progress, never errors. Writes to a closed stream are ignored rather than
 //! panicking. In JSON, durations are seconds rounded to the microsecond (elapsed times and
-//! attempt durations to the millisecond) and the seed is a string, as it may pass 2^53.
+//! attempt durations to the millisecond) and the seed is a string, as it may pass 2^53. Every
+//! event of a run carries its `run_id` (the `RETRY_RUN_ID` of its attempts).
 
 mod dry_run;
 mod escape;
 mod protect;
 
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::time::{Duration, Instant};
@@ -23,6 +25,7 @@ use crate::cli::JitterArg;
 use crate::codes::signal_name;
 use crate::config::Verbosity;
 use crate::duration::format_secs;
+use crate::hints::HintSource;
 use crate::process::{Outcome, StopReason};
 use crate::types::LogFormat;
 
@@ -40,8 +43,20 @@ pub struct Reporter {
     /// The program's name as it is (JSON escapes it itself).
     program_raw: String,
     command_line: String,
-    max_attempts: Option<u64>,
+    /// The last attempt the run may make as things stand (`--reset-after` moves it on).
+    max_attempts: Cell<Option<u64>>,
     start: Instant,
+    /// The run's id, in every JSON event; `None` before a run has one.
+    run_id: Option<String>,
+}
+
+/// The wait before the next attempt, for [`Reporter::failed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// How long.
+    pub delay: Duration,
+    /// The server's hint that set it, when one did (it was longer than the backoff delay).
+    pub hint: Option<HintSource>,
 }
 
 /// How a hook ended, for [`Reporter::hook`].
@@ -78,9 +93,24 @@ impl Reporter {
             program: escape(&program_raw),
             program_raw,
             command_line,
-            max_attempts,
+            max_attempts: Cell::new(max_attempts),
             start,
+            run_id: None,
         }
+    }
+
+    /// This reporter, naming `run_id` in every JSON event.
+    pub fn with_run_id(self, run_id: &str) -> Reporter {
+        Reporter {
+            run_id: Some(run_id.to_string()),
+            ..self
+        }
+    }
+
+    /// From now on the run may make attempts up to number `max_attempts` (`None`: unlimited):
+    /// `--reset-after` started the count afresh.
+    pub fn set_max_attempts(&self, max_attempts: Option<u64>) {
+        self.max_attempts.set(max_attempts);
     }
 
     fn quiet(&self) -> bool {
@@ -108,11 +138,11 @@ impl Reporter {
         if !self.json() || (self.quiet() && event != "error") {
             return;
         }
-        emit_json(event, self.start.elapsed(), fields);
+        emit_json(event, self.start.elapsed(), self.run_id.as_deref(), fields);
     }
 
     fn attempt_label(&self, attempt: u64) -> String {
-        match self.max_attempts {
+        match self.max_attempts.get() {
             Some(m) => format!("attempt {attempt} of {m}"),
             None => format!("attempt {attempt} (unlimited)"),
         }
@@ -127,7 +157,7 @@ impl Reporter {
         timeout: Option<Duration>,
         seed: u64,
     ) {
-        let max_retries = self.max_attempts.map(|m| m.saturating_sub(1));
+        let max_retries = self.max_attempts.get().map(|m| m.saturating_sub(1));
         if self.verbose() {
             let or_none = |d: Option<Duration>| d.map_or("none".to_string(), format_secs);
             self.say(format_args!(
@@ -146,7 +176,7 @@ impl Reporter {
             "start",
             json!({
                 "program": self.program_raw,
-                "max_attempts": self.max_attempts,
+                "max_attempts": self.max_attempts.get(),
                 "max_retries": max_retries,
                 "jitter": JitterArg::from(policy.jitter()).to_string(),
                 "base": micros(policy.base()),
@@ -168,7 +198,7 @@ impl Reporter {
                 self.command_line
             ));
         }
-        let mut fields = json!({ "attempt": attempt, "max_attempts": self.max_attempts });
+        let mut fields = json!({ "attempt": attempt, "max_attempts": self.max_attempts.get() });
         if self.verbose() {
             fields["command"] = self.command_line.clone().into();
         }
@@ -193,6 +223,7 @@ impl Reporter {
                 fields["outcome"] = match reason {
                     StopReason::Timeout => "timed_out",
                     StopReason::Deadline => "deadline",
+                    StopReason::Idle(_) => "idle",
                 }
                 .into();
                 fields["killed"] = (*killed).into();
@@ -202,15 +233,15 @@ impl Reporter {
         self.emit("attempt_end", fields);
     }
 
-    /// A failed attempt: how it ended, and the delay before the next one if there is one
-    /// (JSON: a `wait` event). `output_failed`: it exited 0 but its output matched
-    /// `--retry-if-output`.
+    /// A failed attempt: how it ended, and the wait before the next one if there is one
+    /// (JSON: a `wait` event, whose `hint` names the server's hint that set the delay, or is
+    /// null). `output_failed`: it exited 0 but its output matched `--retry-if-output`.
     pub fn failed(
         &self,
         attempt: u64,
         outcome: &Outcome,
         ran: Duration,
-        next: Option<Duration>,
+        next: Option<Wait>,
         output_failed: bool,
     ) {
         let mut how = describe(&self.program, outcome);
@@ -223,19 +254,39 @@ impl Reporter {
             String::new()
         };
         match next {
-            Some(delay) => {
+            Some(Wait { delay, hint }) => {
+                let named = hint.map(|h| format!(" ({h})")).unwrap_or_default();
                 self.say(format_args!(
-                    "{}: {how}{took}; retrying in {}",
+                    "{}: {how}{took}; retrying in {}{named}",
                     self.attempt_label(attempt),
                     format_secs(delay)
                 ));
                 self.emit(
                     "wait",
-                    json!({ "attempt": attempt, "delay": micros(delay) }),
+                    json!({
+                        "attempt": attempt,
+                        "delay": micros(delay),
+                        "hint": hint.map(|h| h.to_string()),
+                    }),
                 );
             }
             None => self.say(format_args!("{}: {how}{took}", self.attempt_label(attempt))),
         }
+    }
+
+    /// Attempt `attempt` ran for `ran`, at least `reset_after`, before it failed: the schedule
+    /// starts afresh (JSON: a `reset` event).
+    pub fn reset(&self, attempt: u64, ran: Duration, reset_after: Duration) {
+        self.say(format_args!(
+            "attempt {attempt} ran for {}, at least --reset-after ({}): the backoff and the \
+             retry count start afresh",
+            format_secs(ran),
+            format_secs(reset_after)
+        ));
+        self.emit(
+            "reset",
+            json!({ "attempt": attempt, "duration": (ran.as_secs_f64() * 1000.0).round() / 1000.0 }),
+        );
     }
 
     /// Giving up after `attempts`, with `status`, and why.
@@ -301,7 +352,15 @@ impl Reporter {
 
     /// An error: printed even with `--quiet` (as a JSON `error` event in JSON mode).
     pub fn error(&self, message: &str) {
-        error(self.format, self.start, message);
+        match (self.format, &self.run_id) {
+            (LogFormat::Json, Some(id)) => emit_json(
+                "error",
+                self.start.elapsed(),
+                Some(id),
+                json!({ "message": message }),
+            ),
+            _ => error(self.format, self.start, message),
+        }
     }
 
     /// The program could not be launched: an error naming it.
@@ -331,6 +390,9 @@ fn describe(program: &str, outcome: &Outcome) -> String {
                     format!("{program} timed out after {}", format_secs(*after))
                 }
                 StopReason::Deadline => format!("{program} was stopped at the deadline"),
+                StopReason::Idle(quiet) => {
+                    format!("{program} was idle: no output for {}", format_secs(*quiet))
+                }
             };
             let kill = if *killed { ", KILL needed" } else { "" };
             format!("{what}{kill} (status {status})")
@@ -345,7 +407,12 @@ fn describe(program: &str, outcome: &Outcome) -> String {
 /// event with the seconds elapsed since `start`. For errors before a [`Reporter`] exists.
 pub fn error(format: LogFormat, start: Instant, message: &str) {
     match format {
-        LogFormat::Json => emit_json("error", start.elapsed(), json!({ "message": message })),
+        LogFormat::Json => emit_json(
+            "error",
+            start.elapsed(),
+            None,
+            json!({ "message": message }),
+        ),
         LogFormat::Text => {
             let _ = writeln!(io::stderr().lock(), "retry: {}", one_line(message));
         }
@@ -353,14 +420,17 @@ pub fn error(format: LogFormat, start: Instant, message: &str) {
 }
 
 /// Writes one JSON event line on stderr: the event's name, `elapsed` (seconds, rounded to the
-/// millisecond), then `fields`.
-fn emit_json(event: &str, elapsed: Duration, mut fields: Value) {
+/// millisecond), the run's id when there is one, then `fields`.
+fn emit_json(event: &str, elapsed: Duration, run_id: Option<&str>, mut fields: Value) {
     let mut line = serde_json::Map::new();
     line.insert("event".into(), event.into());
     line.insert(
         "elapsed".into(),
         ((elapsed.as_secs_f64() * 1000.0).round() / 1000.0).into(),
     );
+    if let Some(id) = run_id {
+        line.insert("run_id".into(), id.into());
+    }
     if let Value::Object(map) = fields.take() {
         line.extend(map);
     }

@@ -224,6 +224,7 @@ impl Reporter {
             LogFormat::Json => emit_json(
                 "warning",
                 self.start.elapsed(),
+                self.run_id.as_deref(),
                 json!({ "message": message }),
             ),
             LogFormat::Text => {

@@ -16,8 +16,9 @@ use crate::status::{self, KILLED, TIMED_OUT};
 
 impl Supervisor<'_> {
     /// The environment a hook gets on top of retry's own: the attempt that just ended, the
-    /// attempts in all (empty when unlimited), the status retry would end with now, and for
-    /// `--on-retry` the delay before the next attempt in seconds.
+    /// attempts in all (empty when unlimited), the status retry would end with now, the run's
+    /// id and the time left until the deadline ([`Supervisor::run_env`]), and for `--on-retry`
+    /// the delay before the next attempt in seconds.
     pub(super) fn hook_env(
         &self,
         attempt: u64,
@@ -25,7 +26,6 @@ impl Supervisor<'_> {
         delay: Option<std::time::Duration>,
     ) -> Vec<(&'static str, String)> {
         let max = self
-            .config
             .max_attempts()
             .map(|m| m.to_string())
             .unwrap_or_default();
@@ -34,6 +34,7 @@ impl Supervisor<'_> {
             ("RETRY_MAX_ATTEMPTS", max),
             ("RETRY_LAST_STATUS", last.code().to_string()),
         ];
+        env.extend(self.run_env());
         if let Some(d) = delay {
             env.push((
                 "RETRY_DELAY",

@@ -1,19 +1,23 @@
 //! The supervisor loop: run an attempt, decide, wait (interruptibly), run hooks, report, and
 //! end with the right status. Knows the validated [`Config`], never the command line.
 
+mod ci;
+mod hints;
 mod hooks;
+mod idle;
 mod io;
 mod protect;
+mod reset;
+mod run_env;
 mod stop;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
-use crate::backoff::{GiveUpRule, Limits};
 use crate::codes::Verdict;
 use crate::config::Config;
 use crate::pipeline::{AttemptReport, RunIo};
@@ -28,13 +32,15 @@ use stop::Stopping;
 /// passes, or a signal stops it; returns how retry must end.
 pub fn run(config: &Config) -> Exit {
     let start = Instant::now();
+    let run_id = run_env::new_run_id();
     let reporter = Reporter::new(
         config.verbosity,
         config.log_format,
         &config.command,
         config.max_attempts(),
         start,
-    );
+    )
+    .with_run_id(&run_id);
     let events = match Events::listen() {
         Ok(events) => events,
         Err(e) => {
@@ -56,16 +62,21 @@ pub fn run(config: &Config) -> Exit {
     process::become_subreaper();
     let seed = config.seed.unwrap_or_else(crate::entropy::seed);
     reporter.start(&config.policy, config.deadline, config.timeout, seed);
-    Supervisor {
+    let supervisor = Supervisor {
         config,
         events,
         reporter,
         deadline: config.deadline.and_then(|d| start.checked_add(d)),
         start,
         io,
+        run_id,
+        last_attempt: Cell::new(config.max_attempts()),
+        statuses: RefCell::default(),
+        gave_up: RefCell::default(),
         protect: Protection::open(config),
-    }
-    .run(seed)
+    };
+    let exit = supervisor.run(seed);
+    supervisor.finish_run(exit)
 }
 
 struct Supervisor<'a> {
@@ -78,6 +89,14 @@ struct Supervisor<'a> {
     start: Instant,
     /// Pipeline I/O; `None` when attempts simply inherit retry's descriptors.
     io: Option<RunIo>,
+    /// `RETRY_RUN_ID`: the same for every attempt and hook of this run.
+    run_id: String,
+    /// The last attempt the run may make ([`Supervisor::max_attempts`]; `--reset-after`).
+    last_attempt: Cell<Option<u64>>,
+    /// Each attempt's status, for GitHub Actions ([`Supervisor::record_status`]).
+    statuses: RefCell<Vec<u8>>,
+    /// Why retry gave up, once it has.
+    gave_up: RefCell<Option<String>>,
     /// `--splay` and `--budget` (protect.rs).
     protect: RefCell<Protection>,
 }
@@ -111,13 +130,7 @@ impl Supervisor<'_> {
 
     fn attempts(&self, rng: &mut Xoshiro256PlusPlus) -> Exit {
         // The one give-up rule, shared with `--dry-run` and the simulator.
-        let mut rule = GiveUpRule::new(
-            self.config.policy.schedule(),
-            Limits {
-                max_retries: self.config.max_retries,
-                deadline: self.config.deadline,
-            },
-        );
+        let mut rule = self.give_up_rule();
         let mut attempt: u64 = 1;
         loop {
             let mut end = match self.run_attempt(attempt) {
@@ -129,6 +142,7 @@ impl Supervisor<'_> {
             // Exit status 0 that the output says is a failure (`--retry-if-output`).
             let output_failed = status == 0 && findings.retry_match;
             let succeeded = status == 0 && !output_failed;
+            self.record_status(if output_failed { 1 } else { status });
             self.reporter
                 .attempt_end(attempt, &end.outcome, end.ran, output_failed);
             // Nothing of an attempt that did not succeed outlives it: what it left running
@@ -164,10 +178,17 @@ impl Supervisor<'_> {
                 self.config.conditions.verdict(status)
             };
             // Protecting the service (protect.rs): the attempt counted in the budget.
-            let budget = self.budget_attempt_end(attempt, verdict, findings.delay_hint);
+            let budget = self.budget_attempt_end(
+                attempt,
+                verdict,
+                findings.delay_hint.map(|h| h.not_before),
+            );
             if verdict == Verdict::Success {
                 self.reporter.success(attempt, end.ran);
                 return Exit::Code(0);
+            }
+            if verdict == Verdict::Retry && self.reset_if_long(attempt, end.ran) {
+                rule = self.give_up_rule();
             }
             let give_up_reason = if findings.stop_match {
                 Some("its output matched --stop-if-output".to_string())
@@ -186,31 +207,33 @@ impl Supervisor<'_> {
             if let Some(why) = give_up_reason {
                 return failed_giving_up(&why);
             }
-            // A server's hint (`--delay-from-output`) may lengthen the delay past the cap.
-            let hint = findings
-                .delay_hint
-                .map(|h| Duration::try_from_secs_f64(h).unwrap_or(Duration::MAX));
-            // So may the budget's shared cooldown: a hint any run with the KEY saw.
-            let hint = budget.lengthen(hint);
+            // A server's hint may lengthen the delay past the cap, or make retry give up.
             let now = Instant::now();
-            let delay = match rule.next_delay(now.saturating_duration_since(self.start), hint, rng)
+            let hint = hints::asked(findings.delay_hint);
+            // So may the budget's shared cooldown: a hint any run with the KEY saw.
+            let floor = budget.lengthen(hint.map(|h| h.0));
+            let delay = match rule.next_delay(now.saturating_duration_since(self.start), floor, rng)
             {
                 Ok(delay) => delay,
                 Err(why) => return failed_giving_up(&why.to_string()),
             };
             // Protecting the service (protect.rs): a retry the budget refuses.
-            if let Some(why) = &budget.spent {
+            if let Some(why) = &budget.give_up {
                 return failed_giving_up(why);
             }
+            let wait = match self.hinted_wait(delay, hint) {
+                Ok(wait) => wait,
+                Err(why) => return failed_giving_up(&why),
+            };
             let wake = now.checked_add(delay);
             if let Some(text) = &end.io.bad_hint {
                 self.reporter.error(&format!(
-                    "--delay-from-output captured '{text}', which is not a number of seconds: \
-                     the hint is ignored"
+                    "--delay-from-output captured '{text}', which is neither a number of seconds \
+                     nor an HTTP-date: the hint is ignored"
                 ));
             }
             self.reporter
-                .failed(attempt, &end.outcome, end.ran, Some(delay), output_failed);
+                .failed(attempt, &end.outcome, end.ran, Some(wait), output_failed);
             // The hook runs within the delay: the next attempt still starts at `wake`. Like an
             // attempt, it is stopped at the deadline.
             if let Some(script) = &self.config.hooks.on_retry {
@@ -253,6 +276,7 @@ impl Supervisor<'_> {
     /// Gives up after `attempts` with `exit`: reports why and runs `--on-give-up`.
     fn give_up(&self, attempts: u64, why: &str, exit: Exit) -> Exit {
         self.budget_gave_up();
+        self.gave_up.replace(Some(why.to_string()));
         self.reporter.giving_up(attempts, why, exit.code());
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(attempts, exit, None);
@@ -292,14 +316,14 @@ impl Supervisor<'_> {
     fn run_attempt(&self, attempt: u64) -> Result<AttemptEnd, Exit> {
         self.reporter.attempt_start(attempt);
         let max = self
-            .config
             .max_attempts()
             .map(|m| m.to_string())
             .unwrap_or_default();
-        let env = [
+        let mut env = vec![
             ("RETRY_ATTEMPT", attempt.to_string()),
             ("RETRY_MAX_ATTEMPTS", max),
         ];
+        env.extend(self.run_env());
         let started = Instant::now();
         let piped = self.io.as_ref().map(RunIo::piped).unwrap_or_default();
         // Decided for each attempt: `retry ... &` then `fg` puts retry in the foreground.
@@ -350,7 +374,7 @@ impl Supervisor<'_> {
         let mut stopped_by: Option<(StopReason, Duration)> = None;
         let mut interrupted = None;
         let ended = loop {
-            let event = self.next_event(stop.wake());
+            let event = self.next_event(self.attempt_wake(&stop, attempt_io.as_ref()));
             match event {
                 Some(Event::Child) => {
                     if let Some(ended) = child.try_reap() {
@@ -377,9 +401,12 @@ impl Supervisor<'_> {
                     }
                 }
                 None => {
+                    let Some(why) = self.due(&stop, attempt_io.as_ref(), reason) else {
+                        continue; // Output arrived: not idle after all.
+                    };
                     if let Some(signal) = stop.escalate(self.config.kill_after) {
                         if signal == Signal::SIGTERM {
-                            stopped_by = Some((reason, started.elapsed()));
+                            stopped_by = Some((why, started.elapsed()));
                         }
                         child.signal_tree(signal);
                         child.signal_tree(Signal::SIGCONT);

@@ -13,9 +13,12 @@ use rand::Rng;
 
 use super::Supervisor;
 use crate::backoff::splay;
-use crate::budget::{Admission, AttemptOutcome, Budget, RunEnd, wait_until};
+use crate::budget::{
+    Admission, AttemptOutcome, Budget, BudgetKey, RunEnd, from_epoch_ms, wait_until,
+};
 use crate::codes::Verdict;
 use crate::config::{BudgetSettings, Config};
+use crate::duration::format_secs;
 use crate::status::Exit;
 
 /// One run's budget, and how the run is ending as the breaker counts it.
@@ -56,8 +59,9 @@ impl Protection {
 /// What the budget says after an attempt, for the supervisor's next step.
 #[derive(Debug, Default)]
 pub(super) struct BudgetVerdict {
-    /// The budget refused a retry: the reason to give up with.
-    pub(super) spent: Option<String>,
+    /// The reason to give up with instead of retrying: the budget refused a retry, or the
+    /// shared cooldown lasts longer than `--max-hint`.
+    pub(super) give_up: Option<String>,
     /// Do not start the next attempt before this (epoch ms): the shared cooldown.
     wait_until_ms: Option<u64>,
 }
@@ -120,8 +124,9 @@ impl Supervisor<'_> {
 
     /// Right before attempt `attempt`: waits for the shared cooldown of the budget, as long as
     /// the store has one (another run may set a later one meanwhile). If it would end at or
-    /// past the deadline, gives up at once: with `last` (the previous attempt's status), or,
-    /// before the first attempt, with [`Exit::TempFail`] without running the command.
+    /// past the deadline, or lasts longer than `--max-hint`, gives up at once: with `last`
+    /// (the previous attempt's status), or, before the first attempt, with [`Exit::TempFail`]
+    /// without running the command.
     pub(super) fn shared_cooldown(&self, attempt: u64, last: Option<Exit>) -> Result<(), Exit> {
         loop {
             let known = self.protect.borrow().known;
@@ -145,13 +150,18 @@ impl Supervisor<'_> {
                 return Ok(());
             }
             let wake = Instant::now().checked_add(delay);
-            if let Some(deadline) = self.deadline
-                && wake.is_none_or(|w| w >= deadline)
-            {
-                let why = format!(
+            let past_deadline = self
+                .deadline
+                .is_some_and(|deadline| wake.is_none_or(|w| w >= deadline));
+            let why = if past_deadline {
+                Some(format!(
                     "the shared cooldown of budget {key} lasts until {}, past the deadline",
-                    humantime::format_rfc3339_seconds(crate::budget::from_epoch_ms(until_ms))
-                );
+                    time_text(until_ms)
+                ))
+            } else {
+                too_long(&key, Some(until_ms), self.config.max_hint)
+            };
+            if let Some(why) = why {
                 return Err(match last {
                     Some(exit) => self.give_up(attempt - 1, &why, exit),
                     None => {
@@ -170,14 +180,14 @@ impl Supervisor<'_> {
 
     /// After attempt `attempt`, whose `verdict` is known: counts it in the token bucket (a
     /// success gives tokens back, a failure that would be retried takes one, anything else
-    /// neither) with the server's hint of `hint_secs` seconds (`--delay-from-output`), which
-    /// becomes the shared cooldown. Says whether the budget allows a retry and until when to
-    /// wait.
+    /// neither) with the time a server's hint asks for (`--http-hints`,
+    /// `--delay-from-output`), which becomes the shared cooldown. Says whether the budget
+    /// allows a retry and until when to wait.
     pub(super) fn budget_attempt_end(
         &self,
         attempt: u64,
         verdict: Verdict,
-        hint_secs: Option<f64>,
+        not_before: Option<SystemTime>,
     ) -> BudgetVerdict {
         let outcome = match verdict {
             Verdict::Success => {
@@ -187,16 +197,23 @@ impl Supervisor<'_> {
             Verdict::Retry => AttemptOutcome::Failure,
             Verdict::Stop => AttemptOutcome::Neutral,
         };
-        let hint = hint_secs
-            .filter(|_| verdict != Verdict::Success)
-            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-            .and_then(|d| SystemTime::now().checked_add(d));
+        // A hint this run would not honour (past `--max-hint`) is not imposed on the others.
+        let max_hint = self.config.max_hint;
+        let hint = not_before.filter(|t| {
+            verdict != Verdict::Success
+                && t.duration_since(SystemTime::now())
+                    .is_ok_and(|wait| wait <= max_hint)
+        });
         let verdict = self.with_budget(|budget, settings| {
             let after = budget.attempt_end(outcome, hint)?;
             self.reporter
                 .budget_attempt(budget.key(), attempt, &after, &settings.policy);
             Some(BudgetVerdict {
-                spent: (!after.retry_allowed).then(|| budget.spent()),
+                give_up: if !after.retry_allowed {
+                    Some(budget.spent())
+                } else {
+                    too_long(budget.key(), after.wait_until_ms, max_hint)
+                },
                 wait_until_ms: after.wait_until_ms,
             })
         });
@@ -234,4 +251,22 @@ impl Supervisor<'_> {
             Some(())
         });
     }
+}
+
+/// Epoch milliseconds as RFC 3339 to the second.
+fn time_text(ms: u64) -> String {
+    humantime::format_rfc3339_seconds(from_epoch_ms(ms)).to_string()
+}
+
+/// Why a run gives up when the shared cooldown until `until_ms` lasts longer than
+/// `--max-hint` from now (the longest wait a server may ask of this run); `None` otherwise.
+fn too_long(key: &BudgetKey, until_ms: Option<u64>, max_hint: Duration) -> Option<String> {
+    let until_ms = until_ms?;
+    (wait_until(until_ms) > max_hint).then(|| {
+        format!(
+            "the shared cooldown of budget {key} lasts until {}, longer than --max-hint ({})",
+            time_text(until_ms),
+            format_secs(max_hint)
+        )
+    })
 }

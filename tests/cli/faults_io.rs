@@ -530,10 +530,10 @@ fn a_stop_signal_never_waits_for_a_reader_that_does_not_read() {
 // Exact messages
 
 #[test]
-fn a_hint_that_is_not_a_number_of_seconds_is_reported_once_per_attempt() {
+fn a_hint_that_is_neither_seconds_nor_a_date_is_reported_once_per_attempt() {
     let mut cmd = retry_with(&["--delay-from-output", "(?i)^retry-after: *(.+)$"]);
     cmd.args(["-b", "0", "-n", "2", "--", "sh", "-c"])
-        .arg("echo 'retry-after: Wed, 21 Oct 2015 07:28:00 GMT'; exit 1");
+        .arg("echo 'retry-after: Wed, 21 Oct 2015 07:28 GMT'; exit 1");
     let r = run(cmd);
     assert_eq!(r.status.code(), Some(1));
     let hints: Vec<&str> = r
@@ -544,7 +544,9 @@ fn a_hint_that_is_not_a_number_of_seconds_is_reported_once_per_attempt() {
     // Attempts 1 and 2 are followed by a delay; attempt 3 is not.
     assert_eq!(hints.len(), 2, "{}", r.stderr);
     assert!(
-        hints[0].contains("'Wed, 21 Oct 2015 07:28:00 GMT', which is not a number of seconds"),
+        hints[0].contains(
+            "'Wed, 21 Oct 2015 07:28 GMT', which is neither a number of seconds nor an HTTP-date"
+        ),
         "{}",
         r.stderr
     );

@@ -22,6 +22,20 @@ fn example(name: &str) -> String {
     block.split_once("```").unwrap().0.to_string()
 }
 
+/// The sample output block of README.md marked `<!-- readme-output: name -->`.
+fn readme_output(name: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let marker = format!("<!-- readme-output: {name} -->");
+    let after = readme
+        .split_once(&marker)
+        .unwrap_or_else(|| panic!("README.md has no {marker}"))
+        .1;
+    let block = after.split_once("```").unwrap().1;
+    let block = block.split_once('\n').unwrap().1;
+    block.split_once("```").unwrap().0.to_string()
+}
+
 /// A directory with `retry` in it, for PATH.
 fn bin_dir() -> PathBuf {
     Path::new(assert_cmd::cargo::cargo_bin!("retry"))
@@ -162,9 +176,43 @@ fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
     );
     assert!(out.status.success(), "{out:?}");
     assert_eq!(server.requests().len(), 2);
-    // The 10 ms base would give at most 10 ms: the header's 1 s won.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("answer.json")).unwrap(),
+        "fine"
+    );
+    // The headers of both responses went to stdout, as curl printed them.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("retry-after: 1\r\n"), "{stdout}");
+    // retry's line is the README's, but for the delay's digits: the 10 ms base would give
+    // at most 10 ms; the header's second (counted from its arrival) won, and is named.
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("retrying in 1.000s"), "{stderr}");
+    let ours: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("retry: "))
+        .collect();
+    let shown = readme_output("retry-after");
+    let theirs: Vec<&str> = shown.lines().filter(|l| l.starts_with("retry: ")).collect();
+    assert_eq!(ours.len(), 1, "{stderr}");
+    assert_eq!(theirs.len(), 1, "{shown}");
+    let split = |line: &str| -> (String, f64, String) {
+        let (head, rest) = line.split_once("retrying in ").unwrap();
+        let (secs, tail) = rest.split_once('s').unwrap();
+        (head.to_string(), secs.parse().unwrap(), tail.to_string())
+    };
+    let (ours, theirs) = (split(ours[0]), split(theirs[0]));
+    assert_eq!((&ours.0, &ours.2), (&theirs.0, &theirs.2), "{stderr}");
+    assert!((0.5..=1.0).contains(&ours.1), "{stderr}");
+    assert!((0.5..=1.0).contains(&theirs.1), "{shown}");
+    // The response lines the README shows are curl's.
+    for line in shown
+        .lines()
+        .filter(|l| l.starts_with("HTTP/") || l.starts_with("curl:"))
+    {
+        assert!(
+            stdout.contains(line) || stderr.contains(line),
+            "README line {line:?} not in the output:\n{stdout}\n{stderr}"
+        );
+    }
 }
 
 #[test]
@@ -195,6 +243,10 @@ fn the_github_actions_step_runs_as_written() {
     all.push(("MANIFEST_URL", format!("{}/manifest.json", server.url())));
     // The preset's 1 s base would make the test slow: RETRY_BASE beats RETRY_PRESET.
     all.push(("RETRY_BASE", "10ms".into()));
+    // As on a runner: GitHub Actions, with a step-output file.
+    let outputs = dir.path().join("github_output");
+    all.push(("GITHUB_ACTIONS", "true".into()));
+    all.push(("GITHUB_OUTPUT", outputs.display().to_string()));
     let out = sh(&run.unwrap(), dir.path(), &all);
     assert!(out.status.success(), "{out:?}");
     let manifest = std::fs::read_to_string(dir.path().join("manifest.json")).unwrap();
@@ -210,6 +262,28 @@ fn the_github_actions_step_runs_as_written() {
     assert_eq!(events.last().unwrap()["event"], "success");
     // RETRY_MAX_RETRIES=4 from the step's env beats the aws preset's 2.
     assert_eq!(events[0]["max_attempts"], 5);
+    // The README's annotation, and the outputs `steps.manifest.outputs.attempts` reads.
+    let warning: Vec<&str> = stderr.lines().filter(|l| l.starts_with("::")).collect();
+    assert_eq!(
+        warning,
+        [
+            "::warning title=retry%3A curl::curl succeeded on attempt 2 after failures \
+          (statuses: 22, 0)"
+        ]
+    );
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    assert!(
+        readme
+            .replace('\n', " ")
+            .contains(&format!("(`{}`)", warning[0])),
+        "README.md shows another annotation than {}",
+        warning[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outputs).unwrap(),
+        "attempts=2\nstatus=0\n"
+    );
 }
 
 #[test]

@@ -268,3 +268,41 @@ fn a_servers_hint_seen_by_one_run_makes_every_run_with_the_key_wait() {
     assert!(out.status.success());
     assert!(!events(&out.stderr).iter().any(|e| e["event"] == "cooldown"));
 }
+
+#[test]
+fn max_hint_bounds_the_shared_cooldown_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let run = |extra: &[&str], cmd: &str| {
+        retry()
+            .args(["-n", "0", "--budget", "M", "--budget-store"])
+            .arg(&store)
+            .args(["--delay-from-output", r"after: (\d+)"])
+            .args(extra)
+            .args(["--", "sh", "-c", cmd])
+            .output()
+            .unwrap()
+    };
+    // A hint longer than the --max-hint of the run that saw it is not shared.
+    let out = run(&["--max-hint", "50s"], "echo after: 100; exit 1");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let out = run(&["--log-format", "json"], "exit 0");
+    assert!(out.status.success(), "{out:?}");
+    assert!(!events(&out.stderr).iter().any(|e| e["event"] == "cooldown"));
+    // Shared, it stops a run whose --max-hint is shorter at once.
+    let out = run(&[], "echo after: 100; exit 1");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let marker = dir.path().join("marker");
+    let out = run(
+        &["--max-hint", "10s"],
+        &format!("touch '{}'", marker.display()),
+    );
+    assert_eq!(out.status.code(), Some(75), "{out:?}");
+    assert!(!marker.exists());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.starts_with("retry: the shared cooldown of budget M lasts until ")
+            && text.contains(", longer than --max-hint (10.000s): not running sh (status 75)"),
+        "{text}"
+    );
+}
