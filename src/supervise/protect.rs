@@ -106,8 +106,7 @@ impl Supervisor<'_> {
         if let Some((begin, refusal)) = begin {
             self.protect.borrow_mut().known = Some((begin.wait_until_ms, Instant::now()));
             if let (Admission::Refuse { until_ms, .. }, Some(why)) = (begin.admission, refusal) {
-                self.reporter.refused(&why, until_ms);
-                return Err(Exit::TempFail);
+                return Err(self.refuse(&why, until_ms));
             }
             self.protect.borrow_mut().admitted = true;
         }
@@ -120,6 +119,14 @@ impl Supervisor<'_> {
                 .map_err(|signal| self.interrupted_by(signal))?;
         }
         self.shared_cooldown(1, None)
+    }
+
+    /// Refuses the run before its first attempt, for `why` (until `until_ms`): one line, and
+    /// under GitHub Actions an error annotation, as when giving up.
+    fn refuse(&self, why: &str, until_ms: u64) -> Exit {
+        self.reporter.refused(why, until_ms);
+        self.gave_up.replace(Some(why.to_string()));
+        Exit::TempFail
     }
 
     /// Right before attempt `attempt`: waits for the shared cooldown of the budget, as long as
@@ -167,8 +174,7 @@ impl Supervisor<'_> {
                     None => {
                         // No verdict on the service: the breaker does not count this run.
                         self.protect.borrow_mut().end = Some(RunEnd::Abandoned);
-                        self.reporter.refused(&why, until_ms);
-                        Exit::TempFail
+                        self.refuse(&why, until_ms)
                     }
                 });
             }

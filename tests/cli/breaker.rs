@@ -225,3 +225,34 @@ fn a_run_stopped_by_a_signal_is_not_counted() {
     let out = run(&args(&store, "1", "1h", &[], &["true"]));
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+#[test]
+fn under_github_actions_a_refused_run_is_an_error_annotation_and_status_75() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    assert_eq!(
+        run(&args(&store, "1", "1h", &[], &["false"])).status.code(),
+        Some(1)
+    );
+    let outputs = dir.path().join("outputs");
+    let out = retry()
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_OUTPUT", &outputs)
+        .args(args(&store, "1", "1h", &[], &["true"]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(75), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stderr);
+    let annotation = text
+        .lines()
+        .find(|l| l.starts_with("::error title=retry%3A true::"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        annotation.contains("gave up after 0 attempts (circuit breaker for K is open until"),
+        "{annotation}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outputs).unwrap(),
+        "attempts=0\nstatus=75\n"
+    );
+}
