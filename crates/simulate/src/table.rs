@@ -60,22 +60,31 @@ fn write_one<W: Write + ?Sized>(out: &mut W, rows: &[Stats]) -> io::Result<()> {
             ]
         })
         .collect();
-    let mut widths = HEADINGS.map(str::len);
-    for row in &cells {
+    write_aligned(out, HEADINGS, &cells)
+}
+
+/// Writes `headings` and the rows of `cells` as columns: the first left-aligned (a name), the
+/// others right-aligned (numbers), each as wide as its widest cell, two spaces apart.
+pub(crate) fn write_aligned<W: Write + ?Sized, const N: usize>(
+    out: &mut W,
+    headings: [&str; N],
+    cells: &[[String; N]],
+) -> io::Result<()> {
+    let mut widths = headings.map(str::len);
+    for row in cells {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.len());
         }
     }
-    let line = |out: &mut W, row: [&str; 7]| -> io::Result<()> {
-        // The mode name is left-aligned, the numbers right-aligned.
+    let line = |out: &mut W, row: [&str; N]| -> io::Result<()> {
         write!(out, "{:<w$}", row[0], w = widths[0])?;
         for (cell, w) in row.iter().zip(widths).skip(1) {
             write!(out, "  {cell:>w$}")?;
         }
         writeln!(out)
     };
-    line(out, HEADINGS)?;
-    for row in &cells {
+    line(out, headings)?;
+    for row in cells {
         line(out, row.each_ref().map(String::as_str))?;
     }
     Ok(())

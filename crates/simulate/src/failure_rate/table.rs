@@ -66,25 +66,7 @@ fn write_one<W: Write + ?Sized>(out: &mut W, rows: &[RateStats]) -> io::Result<(
             ]
         })
         .collect();
-    let mut widths = HEADINGS.map(str::len);
-    for row in &cells {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    let line = |out: &mut W, row: [&str; 7]| -> io::Result<()> {
-        // The strategy's name is left-aligned, the numbers right-aligned.
-        write!(out, "{:<w$}", row[0], w = widths[0])?;
-        for (cell, w) in row.iter().zip(widths).skip(1) {
-            write!(out, "  {cell:>w$}")?;
-        }
-        writeln!(out)
-    };
-    line(out, HEADINGS)?;
-    for row in &cells {
-        line(out, row.each_ref().map(String::as_str))?;
-    }
-    Ok(())
+    crate::table::write_aligned(out, HEADINGS, &cells)
 }
 
 #[cfg(test)]
