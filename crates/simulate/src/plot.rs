@@ -50,7 +50,7 @@ impl std::error::Error for PlotError {
 type Result<T> = std::result::Result<T, PlotError>;
 
 /// Width and height of the chart, in SVG pixels.
-const SIZE: (u32, u32) = (1200, 520);
+pub(crate) const SIZE: (u32, u32) = (1200, 520);
 
 /// Line colours (the "tab10" palette), taken in the order of the [`Mode`] variants.
 const PALETTE: [RGBColor; 10] = [

@@ -5,10 +5,7 @@
 use plotters::prelude::*;
 
 use super::{RatePoint, RateStats, Strategy};
-use crate::plot::{PlotError, plot_error};
-
-/// Width and height of the chart, in SVG pixels (as the contention chart's).
-const SIZE: (u32, u32) = (1200, 520);
+use crate::plot::{PlotError, SIZE, plot_error};
 
 /// A fixed colour per strategy ("tab10" colours; `no-retry` grey).
 fn colour(strategy: Strategy) -> RGBColor {
