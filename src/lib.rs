@@ -10,7 +10,8 @@
 //! Below them all: [`types`], the small values the command line shares with the layers under
 //! it; [`codes`], [`duration`] and [`size`], which parse values; and self-contained parts
 //! for the layers above: [`hints`] (server delay hints), [`github`] (GitHub Actions output),
-//! [`budget`] (retry budget, circuit breaker) and, on Linux, [`waiter`] (one-thread events).
+//! [`budget`] (retry budget, circuit breaker) and [`signals`] (signals and child ends as events
+//! on the supervisor's one thread).
 //! The backoff maths and the contention simulator are crates of their own in this workspace:
 //! `retry-tool-backoff` (re-exported as [`backoff`]) and `retry-tool-simulate`.
 

@@ -4,7 +4,7 @@
 //! Values are parsed here; [`crate::config`] checks how they go together.
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
-#![allow(rustdoc::invalid_html_tags)]
+#![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 
 use std::ffi::OsString;
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! Signals and child ends as events for the supervisor, which waits on them with a time limit.
 //!
-//! On Linux ([`linux`]) one thread does everything: the signals are blocked and read from a
+//! On Linux (`linux.rs`) one thread does everything: the signals are blocked and read from a
 //! `signalfd`, the running attempt's end from a `pidfd`, and every wait is the timeout of one
-//! `ppoll`. Elsewhere ([`portable`]) a signal-hook thread feeds a channel.
+//! `ppoll`. Elsewhere (`portable.rs`) a signal-hook thread feeds a channel.
 //!
 //! retry's signal mask is cleared at start: the mask survives `exec`, and some parents leave
 //! signals blocked; with SIGCHLD or TERM blocked, neither an attempt's end nor a TERM would be
