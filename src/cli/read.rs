@@ -74,6 +74,12 @@ impl Kind {
     /// `Simulate` if `args` give `--simulate`, judged by their shape alone (every value taken
     /// as it is, no environment); `Run` otherwise, and for any command line clap refuses.
     fn of(args: &[OsString]) -> Kind {
+        // Only a word spelt `--simulate` or `--simulate=...` can give the flag (it has no
+        // short form and long flags are not abbreviated): without one, skip building the probe.
+        let spelt = |a: &OsString| a.as_encoded_bytes().starts_with(b"--simulate");
+        if !args.iter().skip(1).any(spelt) {
+            return Kind::Run;
+        }
         let probe = Cli::command().mut_args(|arg| {
             let arg = arg.env(None::<&'static str>);
             if arg.get_action().takes_values() {
@@ -112,21 +118,20 @@ fn parse_as(
     args: &[OsString],
     read_env: &dyn Fn(&str) -> bool,
 ) -> Result<Parsed, Stop> {
-    let command = with_env(kind.command(), read_env);
-    let full_error = match command.clone().try_get_matches_from(args) {
-        Ok(matches) => return from_matches(&matches, &command, kind),
+    let mut command = with_env(kind.command(), read_env);
+    let full_error = match command.try_get_matches_from_mut(args) {
+        Ok(matches) => return from_matches(matches, &command, kind),
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             return Err(Stop::Display(e));
         }
         Err(e) => e,
     };
     // Without the environment: if the command line alone is at fault, say so as clap does.
-    let bare = with_env(kind.command(), |_| false);
+    let mut bare = with_env(kind.command(), |_| false);
     let matches = bare
-        .clone()
-        .try_get_matches_from(args)
+        .try_get_matches_from_mut(args)
         .map_err(|e| Stop::Usage(one_line(&e.render().to_string())))?;
-    let parsed = from_matches(&matches, &bare, kind)?;
+    let parsed = from_matches(matches, &bare, kind)?;
     if parsed.cli.generate.is_some() {
         // Generating documentation needs no settings: a bad variable must not stop it.
         return Ok(parsed);
@@ -136,7 +141,11 @@ fn parse_as(
 
 /// `Cli` from matches, with the origin of every value taken from the environment. With
 /// `--simulate`, `--jitter` goes to [`SimulateArgs::modes`].
-fn from_matches(matches: &ArgMatches, command: &clap::Command, kind: Kind) -> Result<Parsed, Stop> {
+fn from_matches(
+    mut matches: ArgMatches,
+    command: &clap::Command,
+    kind: Kind,
+) -> Result<Parsed, Stop> {
     let mut origins = Origins::default();
     for arg in command.get_arguments() {
         let id = arg.get_id().as_str();
@@ -144,7 +153,6 @@ fn from_matches(matches: &ArgMatches, command: &clap::Command, kind: Kind) -> Re
             origins.set_env(id);
         }
     }
-    let mut matches = matches.clone();
     let modes = match kind {
         Kind::Simulate => matches.remove_one::<Vec<Mode>>("jitter"),
         Kind::Run => None,
@@ -163,11 +171,17 @@ fn env_value(name: &OsStr) -> Option<OsString> {
 /// `command` reading the environment only for the arguments `keep` accepts (by id), and never
 /// from an empty variable. (The help shows `[env: NAME=value]` only for the ones it reads.)
 pub(super) fn with_env(command: clap::Command, keep: impl Fn(&str) -> bool) -> clap::Command {
-    command.mut_args(|arg| {
-        let skip = arg.get_env().is_some_and(|name| {
+    let skip = |arg: &clap::Arg| {
+        arg.get_env().is_some_and(|name| {
             !keep(arg.get_id().as_str()) || std::env::var_os(name).is_some_and(|v| v.is_empty())
-        });
-        if skip {
+        })
+    };
+    if !command.get_arguments().any(skip) {
+        // The usual case: nothing to take away, and rebuilding every argument costs start-up.
+        return command;
+    }
+    command.mut_args(|arg| {
+        if skip(&arg) {
             arg.env(None::<&'static str>)
         } else {
             arg
