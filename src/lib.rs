@@ -34,6 +34,8 @@ pub mod signals;
 pub mod simulate;
 pub mod size;
 pub mod spool;
+#[cfg(unix)]
+pub mod start;
 pub mod status;
 pub mod supervise;
 pub mod types;

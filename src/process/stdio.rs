@@ -1,12 +1,12 @@
 //! Which of stdin, stdout and stderr were closed when retry was started (`retry ... >&-`), so
 //! that they are closed for the attempt too, as under coreutils `timeout`.
 //!
-//! Rust's runtime reopens a closed descriptor 0, 1 or 2 on `/dev/null` before `main` runs
-//! (`sanitize_standard_fds` in std's Unix start-up code, rust-lang/rust
-//! `library/std/src/sys/pal/unix/mod.rs`), and a `/dev/null` opened there cannot be told from one
-//! the caller gave. So the descriptors are looked at earlier, from a constructor in
-//! `.init_array`, which the dynamic loader runs before the runtime's own start-up (std itself
-//! reads `argv` the same way on glibc). Linux only; elsewhere nothing counts as closed.
+//! A closed descriptor 0, 1 or 2 is reopened on `/dev/null` before retry's work begins (by
+//! [`crate::start::main`] for the binary, by std's runtime, `sanitize_standard_fds` in
+//! rust-lang/rust `library/std/src/sys/pal/unix/mod.rs`, for tests), and a `/dev/null` opened
+//! there cannot be told from one the caller gave. So the descriptors are looked at earlier, from
+//! a constructor in `.init_array`, which the dynamic loader runs before `main` (std itself reads
+//! `argv` the same way on glibc). Linux only; elsewhere nothing counts as closed.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
