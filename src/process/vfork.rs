@@ -75,12 +75,18 @@ impl Prepared {
         let candidates = candidates(program, path.as_deref())?;
         let argv: Vec<CString> = argv
             .iter()
-            .map(|a| cstring(a.as_bytes().to_vec()))
+            .map(|a| {
+                // Room for the NUL, so that CString::new need not grow the buffer.
+                let mut bytes = Vec::with_capacity(a.len() + 1);
+                bytes.extend_from_slice(a.as_bytes());
+                cstring(bytes)
+            })
             .collect::<io::Result<_>>()?;
         let envp: Vec<CString> = env
             .iter()
             .map(|(k, v)| {
-                let mut kv = k.as_bytes().to_vec();
+                let mut kv = Vec::with_capacity(k.len() + v.len() + 2);
+                kv.extend_from_slice(k.as_bytes());
                 kv.push(b'=');
                 kv.extend_from_slice(v.as_bytes());
                 cstring(kv)
@@ -169,10 +175,12 @@ struct Shared<'a> {
 /// The launch error: `ENOENT` when no candidate exists, `EACCES` when one exists but cannot
 /// be executed, or whatever `clone` or `execve` said.
 pub fn spawn(plan: &Prepared) -> io::Result<libc::pid_t> {
-    let mut stack = vec![0u8; CHILD_STACK];
-    // SAFETY: `stack` is CHILD_STACK bytes; the top is 16-byte aligned down, as the x86-64 and
-    // AArch64 ABIs require of a new stack; it stays alive until `clone` returns, and with
-    // CLONE_VFORK `clone` returns only once the child has exec'd or exited.
+    // Left uninitialised: the child writes its frames before reading them, and zeroing 64 KiB
+    // would touch sixteen pages the child never uses (a stack is used from the top).
+    let mut stack: Vec<std::mem::MaybeUninit<u8>> = Vec::with_capacity(CHILD_STACK);
+    // SAFETY: the allocation holds at least CHILD_STACK bytes; the top is 16-byte aligned down,
+    // as the x86-64 and AArch64 ABIs require of a new stack; it stays alive until `clone`
+    // returns, and with CLONE_VFORK `clone` returns only once the child has exec'd or exited.
     let top = unsafe {
         let end = stack.as_mut_ptr().add(CHILD_STACK);
         end.sub(end as usize % 16)
