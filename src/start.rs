@@ -49,11 +49,16 @@ pub fn main(body: impl FnOnce() -> Exit) -> ! {
     // SAFETY: SIG_IGN installs no handler; nothing else runs yet, so no other thread can be
     // changing the disposition at the same time.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-    let exit = panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(Exit::Code(PANICKED));
+    let exit = caught(body);
     if let Exit::Signal(n) = exit {
         crate::process::die_by_signal(n);
     }
     std::process::exit(exit.code().into())
+}
+
+/// What `body` returns, or status 101 if it panicked (the message is printed by the hook).
+fn caught(body: impl FnOnce() -> Exit) -> Exit {
+    panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(Exit::Code(PANICKED))
 }
 
 /// Opens `/dev/null` on each of descriptors 0, 1 and 2 that is closed, as std's
@@ -80,6 +85,13 @@ fn reopen_closed_std_fds() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_is_caught_and_ends_with_101() {
+        // Also shows that unwinding works with the unwinder build.rs links in statically.
+        assert_eq!(caught(|| panic!("deliberate")), Exit::Code(PANICKED));
+        assert_eq!(caught(|| Exit::Code(3)), Exit::Code(3));
+    }
 
     #[test]
     fn args_are_read_from_argc_and_argv_as_given() {

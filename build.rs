@@ -1,0 +1,45 @@
+//! Build script: links libgcc's unwinder statically into dynamic glibc builds, so that
+//! `retry` does not load `libgcc_s.so.1` at every start.
+//!
+//! Rust's std on `*-linux-gnu` takes its unwinder (`_Unwind_*`) from `libgcc_s.so.1` unless the
+//! build is static (`+crt-static`, which uses `libgcc_eh.a`). Loading that library costs
+//! `retry -- true` about a tenth of its run time (its constructor, `__cpu_indicator_init`, runs
+//! `cpuid` a dozen times, and each `cpuid` traps to the hypervisor in a virtual machine).
+//! Linking `libgcc_eh.a` first (the archive `gcc -static-libgcc` uses) resolves those symbols
+//! inside the binary, and the linker's `--as-needed` then drops `libgcc_s.so.1`. Done only when
+//! the C compiler that links (`$CC`, else `cc`) has `libgcc_eh.a`, and not when
+//! cross-compiling; otherwise nothing changes. See the README's "Start-up and memory".
+
+use std::path::Path;
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=CC");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let crt_static = var("CARGO_CFG_TARGET_FEATURE")
+        .split(',')
+        .any(|feature| feature == "crt-static");
+    let native = var("TARGET") == var("HOST");
+    if var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ENV") == "gnu"
+        && !crt_static
+        && native
+        && has_libgcc_eh()
+    {
+        println!("cargo:rustc-link-lib=static:-bundle=gcc_eh");
+    }
+}
+
+/// Whether the C compiler can find `libgcc_eh.a` (`-print-file-name` echoes the bare name back
+/// when it cannot).
+fn has_libgcc_eh() -> bool {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    Command::new(cc)
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .is_some_and(|path| Path::new(path.trim()).is_absolute() && Path::new(path.trim()).exists())
+}
