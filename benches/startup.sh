@@ -31,7 +31,7 @@ fi
 
 # The default build, and the static one exactly as dist/release.sh makes it.
 cargo build --release -q --bin retry
-RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+crt-static" CARGO_PROFILE_RELEASE_STRIP=symbols \
+RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+crt-static -C link-arg=-Wl,-z,pack-relative-relocs" CARGO_PROFILE_RELEASE_STRIP=symbols \
     cargo build --release -q --bin retry --target "$TARGET"
 static="target/$TARGET/release/retry"
 dynamic=target/release/retry
