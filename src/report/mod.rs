@@ -134,8 +134,14 @@ impl Reporter {
 
     /// A JSON event (only in JSON mode; `--quiet` silences all but errors): `fields` plus the
     /// event's name and the elapsed seconds.
+    /// Whether `event` is printed: JSON format, and not silenced by `--quiet`. Callers skip
+    /// building the fields of an event that is not.
+    fn emits(&self, event: &str) -> bool {
+        self.json() && !(self.quiet() && event != "error")
+    }
+
     fn emit(&self, event: &str, fields: Value) {
-        if !self.json() || (self.quiet() && event != "error") {
+        if !self.emits(event) {
             return;
         }
         emit_json(event, self.start.elapsed(), self.run_id.as_deref(), fields);
@@ -172,6 +178,9 @@ impl Reporter {
                 or_none(timeout),
             ));
         }
+        if !self.emits("start") {
+            return;
+        }
         self.emit(
             "start",
             json!({
@@ -198,6 +207,9 @@ impl Reporter {
                 self.command_line
             ));
         }
+        if !self.emits("attempt_start") {
+            return;
+        }
         let mut fields = json!({ "attempt": attempt, "max_attempts": self.max_attempts.get() });
         if self.verbose() {
             fields["command"] = self.command_line.clone().into();
@@ -207,6 +219,9 @@ impl Reporter {
 
     /// An attempt ended (a JSON event; text reports only failures, in [`Reporter::failed`]).
     pub fn attempt_end(&self, attempt: u64, outcome: &Outcome, ran: Duration, output_failed: bool) {
+        if !self.emits("attempt_end") {
+            return;
+        }
         let mut fields = json!({
             "attempt": attempt,
             "status": outcome.status(),
