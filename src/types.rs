@@ -26,18 +26,20 @@ impl FromStr for RetryLimit {
 }
 
 /// `--log-format`: the format of retry's own progress on stderr.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
     /// Lines for people: `retry: attempt 1 of 6: ...`.
+    #[default]
     Text,
     /// One JSON object per event and line, for machines.
     Json,
 }
 
 /// `--on-retry-fail`: what a failing `--on-retry` hook does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum HookFailure {
     /// Report it and go on retrying.
+    #[default]
     Continue,
     /// Give up at once.
     Stop,

@@ -14,7 +14,7 @@ use crate::duration::parse_duration;
 use crate::preset::Preset;
 
 /// The "Backoff" heading: the delays between attempts.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Backoff")]
 pub struct BackoffArgs {
     /// Start from a published policy

@@ -15,7 +15,7 @@ use crate::codes::CodeSet;
 use crate::duration::parse_duration;
 
 /// The "Conditions" heading: which attempts failed, and which failures are retried.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Conditions")]
 pub struct ConditionArgs {
     /// Only these statuses are retried [default: any non-zero]

@@ -5,7 +5,7 @@ use clap::Args;
 use crate::types::HookFailure;
 
 /// The "Hooks" heading: commands run around the retrying.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Hooks")]
 pub struct HookArgs {
     /// Run CMD with `sh -c` before each retry

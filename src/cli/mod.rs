@@ -47,7 +47,7 @@ use crate::types::LogFormat;
 /// (RETRY_BASE, RETRY_MAX_RETRIES, ...) or from a --preset. Precedence, highest first: a flag
 /// on the command line, --preset on the command line, a RETRY_<FLAG> variable, RETRY_PRESET,
 /// the built-in default. An empty variable counts as unset.
-#[derive(Debug, Parser)]
+#[derive(Debug, Default, Parser)]
 #[command(name = "retry", version, about, long_about, max_term_width = 100)]
 #[command(override_usage = "retry [OPTIONS] [--] COMMAND [ARGS]...")]
 pub struct Cli {

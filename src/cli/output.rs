@@ -12,7 +12,7 @@ use clap::builder::BoolishValueParser;
 use crate::types::LogFormat;
 
 /// The "Output" heading: what retry prints and what the attempts see of stdin and stdout.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Output")]
 pub struct OutputArgs {
     /// Give every attempt the same stdin: read it once, replay it from the start

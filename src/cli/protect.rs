@@ -18,7 +18,7 @@ use crate::duration::parse_duration;
 
 /// The "Protecting the service" heading: what keeps a fleet of runs from overloading a service
 /// that is failing.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Protecting the service")]
 pub struct ProtectArgs {
     /// Wait a random time, up to DURATION, before the first attempt

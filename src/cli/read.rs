@@ -14,6 +14,9 @@ use super::{Cli, Origins, Parsed, SimulateArgs, Stop, one_line};
 
 /// [`super::parse`], reading the environment only if `env`.
 pub(super) fn parse_reading(args: &[OsString], env: bool) -> Result<Parsed, Stop> {
+    if let Some(parsed) = plain(args, env) {
+        return Ok(parsed);
+    }
     let read_env = |_: &str| env;
     let kind = Kind::of(args);
     let parsed = parse_as(kind, args, &read_env);
@@ -53,6 +56,40 @@ pub(super) fn parse_reading(args: &[OsString], env: bool) -> Result<Parsed, Stop
          for --simulate",
         names.join(",")
     )))
+}
+
+/// The plain command line `retry [--] COMMAND [ARGS]...` (no option, and, when `env`, no
+/// `RETRY_*` variable set) read without clap, or `None` for any other. Building clap's
+/// definition of the ~75 flags and parsing with it is about a third of the instructions
+/// `retry -- true` runs (callgrind), paid by every call from a script. The result is the one
+/// clap gives for the same line, with every other field at its default: the test
+/// `plain_lines_read_as_clap_reads_them` compares the two.
+fn plain(args: &[OsString], env: bool) -> Option<Parsed> {
+    let words = args.get(1..)?;
+    let command = match words.first()?.as_encoded_bytes() {
+        b"--" => &words[1..],
+        first if first.starts_with(b"-") => return None,
+        _ => words,
+    };
+    if command.is_empty() {
+        return None;
+    }
+    // Any RETRY_ variable (a flag's, or one retry sets for its attempts, as in a nested retry)
+    // sends the line through clap, which reads and checks the flags' variables.
+    let set = |(name, value): (OsString, OsString)| {
+        name.as_encoded_bytes().starts_with(b"RETRY_") && !value.is_empty()
+    };
+    if env && std::env::vars_os().any(set) {
+        return None;
+    }
+    let cli = Cli {
+        command: command.to_vec(),
+        ..Cli::default()
+    };
+    Some(Parsed {
+        cli,
+        origins: super::Origins::default(),
+    })
 }
 
 /// The definition [`super::documented`] returns.
@@ -267,6 +304,51 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn plain_lines_read_as_clap_reads_them() {
+        let lines: &[&[&str]] = &[
+            &["true"],
+            &["--", "true"],
+            &["curl", "-fsS", "https://example.com/"],
+            &["--", "-weird-name", "-n", "3"],
+            &["sh", "-c", "exit 1", "--", "--help"],
+            &["cmd", "--version"],
+            &["--", "--", "x"],
+            &[""],
+            &["printf", "%s\\n", " spaced "],
+        ];
+        for line in lines {
+            let args: Vec<OsString> = std::iter::once("retry")
+                .chain(line.iter().copied())
+                .map(OsString::from)
+                .collect();
+            let fast = plain(&args, false).unwrap_or_else(|| panic!("{line:?} is plain"));
+            let clap = parse_as(Kind::Run, &args, &|_| false).unwrap();
+            assert_eq!(
+                format!("{:?}", fast.cli),
+                format!("{:?}", clap.cli),
+                "{line:?}"
+            );
+            assert_eq!(format!("{:?}", fast.origins), format!("{:?}", clap.origins));
+        }
+        // Anything else goes through clap.
+        for line in [
+            &["-n", "3", "true"][..],
+            &["--help"],
+            &["-"],
+            &["--"],
+            &[],
+            &["--dry-run"],
+        ] {
+            let args: Vec<OsString> = std::iter::once("retry")
+                .chain(line.iter().copied())
+                .map(OsString::from)
+                .collect();
+            assert!(plain(&args, false).is_none(), "{line:?}");
+        }
+        assert!(plain(&[], false).is_none());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::duration::parse_duration;
 use crate::types::RetryLimit;
 
 /// The "Stopping" heading: when retry gives up, and how an attempt is stopped.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Stopping")]
 pub struct StoppingArgs {
     /// Retries after the first attempt, or "unlimited" [default: 5]

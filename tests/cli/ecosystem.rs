@@ -145,6 +145,34 @@ fn env_max_retries_applies_to_real_runs() {
 }
 
 #[test]
+fn env_variables_apply_to_a_command_line_without_options() {
+    // `retry -- COMMAND` is read without clap unless a RETRY_ variable is set: these must still
+    // be read and checked.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let script = format!("echo x >> {}; exit 3", log.display());
+    retry()
+        .env("RETRY_MAX_RETRIES", "1")
+        .env("RETRY_BASE", "0")
+        .args(["sh", "-c", &script])
+        .assert()
+        .code(3);
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
+    retry()
+        .env("RETRY_MAX_RETRIES", "lots")
+        .args(["--", "true"])
+        .assert()
+        .code(125)
+        .stderr(predicate::str::contains("RETRY_MAX_RETRIES"));
+    // An empty variable counts as unset.
+    retry()
+        .env("RETRY_MAX_RETRIES", "")
+        .args(["--", "true"])
+        .assert()
+        .success();
+}
+
+#[test]
 fn env_timeout_stops_an_attempt() {
     let started = Instant::now();
     retry()
