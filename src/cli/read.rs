@@ -76,10 +76,7 @@ fn plain(args: &[OsString], env: bool) -> Option<Parsed> {
     }
     // Any RETRY_ variable (a flag's, or one retry sets for its attempts, as in a nested retry)
     // sends the line through clap, which reads and checks the flags' variables.
-    let set = |(name, value): (OsString, OsString)| {
-        name.as_encoded_bytes().starts_with(b"RETRY_") && !value.is_empty()
-    };
-    if env && std::env::vars_os().any(set) {
+    if env && retry_variable_set() {
         return None;
     }
     let cli = Cli {
@@ -90,6 +87,41 @@ fn plain(args: &[OsString], env: bool) -> Option<Parsed> {
         cli,
         origins: super::Origins::default(),
     })
+}
+
+/// Whether a `RETRY_*` variable is set to something other than the empty string. Read from
+/// `environ` in place: `std::env::vars_os` copies every variable first, which cost as much as
+/// the rest of the plain line's reading.
+#[cfg(unix)]
+fn retry_variable_set() -> bool {
+    unsafe extern "C" {
+        /// The process's environment (POSIX): a NULL-terminated array of "NAME=value" strings.
+        static environ: *const *const std::ffi::c_char;
+    }
+    // SAFETY: `environ` is a NULL-terminated array of pointers to NUL-terminated strings. It is
+    // read, not changed; std's `set_var` and `remove_var` are `unsafe` with the contract that
+    // no other thread reads the environment meanwhile, and retry calls neither.
+    unsafe {
+        let mut entry = environ;
+        while !entry.is_null() && !(*entry).is_null() {
+            let bytes = std::ffi::CStr::from_ptr(*entry).to_bytes();
+            if let Some(rest) = bytes.strip_prefix(b"RETRY_")
+                && let Some(eq) = rest.iter().position(|&b| b == b'=')
+                && eq + 1 < rest.len()
+            {
+                return true;
+            }
+            entry = entry.add(1);
+        }
+    }
+    false
+}
+
+/// [`retry_variable_set`] where there is no `environ` to read.
+#[cfg(not(unix))]
+fn retry_variable_set() -> bool {
+    std::env::vars_os()
+        .any(|(name, value)| name.as_encoded_bytes().starts_with(b"RETRY_") && !value.is_empty())
 }
 
 /// The definition [`super::documented`] returns.
@@ -349,6 +381,15 @@ mod tests {
             assert!(plain(&args, false).is_none(), "{line:?}");
         }
         assert!(plain(&[], false).is_none());
+    }
+
+    #[test]
+    fn retry_variables_are_seen_in_the_environment() {
+        // The test binary runs with whatever the caller set, so compare with std's view.
+        let by_std = std::env::vars_os().any(|(name, value)| {
+            name.as_encoded_bytes().starts_with(b"RETRY_") && !value.is_empty()
+        });
+        assert_eq!(retry_variable_set(), by_std);
     }
 
     #[test]
