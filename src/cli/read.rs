@@ -180,7 +180,7 @@ impl Kind {
     }
 }
 
-/// [`parse`] for one kind of command line, reading the variables of the arguments whose id
+/// [`super::parse`] for one kind of command line, reading the variables of the arguments whose id
 /// `read_env` accepts.
 fn parse_as(
     kind: Kind,

@@ -1,9 +1,9 @@
 //! What retry says: progress on stderr (text lines, or JSON events with `--log-format json`),
-//! and the `--dry-run` schedule table ([`dry_run`], in `dry_run.rs`). What it says about the
+//! and the `--dry-run` schedule table ([`fn@dry_run`], in `dry_run.rs`). What it says about the
 //! splay and the retry budget is in `protect.rs`.
 //!
 //! Progress names the program, never its arguments (they often hold tokens) unless
-//! `--verbose`; both are escaped ([`escape`]), so a newline in a name cannot forge a line.
+//! `--verbose`; both are escaped ([`fn@escape`]), so a newline in a name cannot forge a line.
 //! `--quiet` silences progress, never errors. Writes to a closed stream are ignored rather than
 //! panicking. In JSON, durations are seconds rounded to the microsecond (elapsed times and
 //! attempt durations to the millisecond) and the seed is a string, as it may pass 2^53. Every
