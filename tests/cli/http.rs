@@ -1,7 +1,7 @@
 //! Retrying a real HTTP client (`curl -fsS`) against a local server that fails, then recovers
 //! (the shared test server, [`crate::helpers::http`]).
 
-use crate::helpers::http::{HttpServer, Reply};
+use crate::helpers::http::{HttpServer, Reply, without_proxies};
 use crate::helpers::retry;
 
 /// The body of the one successful response: distinctive, so stdout can be matched exactly.
@@ -20,16 +20,7 @@ fn server(replies: &'static [u16]) -> HttpServer {
 /// (assert_cmd gives the command an empty, closed stdin.)
 fn retry_curl(args: &[&str], url: &str) -> assert_cmd::assert::Assert {
     let mut cmd = retry();
-    for var in [
-        "http_proxy",
-        "HTTP_PROXY",
-        "https_proxy",
-        "HTTPS_PROXY",
-        "all_proxy",
-        "ALL_PROXY",
-    ] {
-        cmd.env_remove(var);
-    }
+    without_proxies(&mut cmd);
     cmd.args(args).args(["--", "curl", "-fsS", url]).assert()
 }
 

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::helpers::http::{HttpServer, Reply};
+use crate::helpers::http::{HttpServer, Reply, without_proxies};
 use crate::helpers::retry;
 
 /// A server whose first answer to any request is `first` and every later one a 200 with body
@@ -80,16 +80,7 @@ impl Run {
 /// `retry ARGS -- CURL...` with the proxies out of the way, so curl talks to 127.0.0.1.
 fn run(args: &[&str], curl: &[&str]) -> Run {
     let mut cmd = retry();
-    for var in [
-        "http_proxy",
-        "HTTP_PROXY",
-        "https_proxy",
-        "HTTPS_PROXY",
-        "all_proxy",
-        "ALL_PROXY",
-    ] {
-        cmd.env_remove(var);
-    }
+    without_proxies(&mut cmd);
     cmd.args(args).arg("--").args(curl);
     let started = Instant::now();
     let out = cmd.output().unwrap();

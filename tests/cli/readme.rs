@@ -10,23 +10,19 @@ use crate::helpers::http::{HttpServer, Reply, Request};
 
 /// The code block of README.md marked `<!-- readme-test: name -->`.
 fn example(name: &str) -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let marker = format!("<!-- readme-test: {name} -->");
-    let after = readme
-        .split_once(&marker)
-        .unwrap_or_else(|| panic!("README.md has no {marker}"))
-        .1;
-    let block = after.split_once("```").unwrap().1;
-    let block = block.split_once('\n').unwrap().1;
-    block.split_once("```").unwrap().0.to_string()
+    marked_block("readme-test", name)
 }
 
 /// The sample output block of README.md marked `<!-- readme-output: name -->`.
 fn readme_output(name: &str) -> String {
+    marked_block("readme-output", name)
+}
+
+/// The first fenced block of README.md after the line `<!-- kind: name -->`.
+fn marked_block(kind: &str, name: &str) -> String {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let marker = format!("<!-- readme-output: {name} -->");
+    let marker = format!("<!-- {kind}: {name} -->");
     let after = readme
         .split_once(&marker)
         .unwrap_or_else(|| panic!("README.md has no {marker}"))

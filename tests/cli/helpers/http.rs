@@ -125,3 +125,19 @@ impl Drop for HttpServer {
         }
     }
 }
+
+/// `cmd` with the proxy variables removed, so that curl talks to the test server on 127.0.0.1
+/// directly.
+pub fn without_proxies(cmd: &mut assert_cmd::Command) -> &mut assert_cmd::Command {
+    for var in [
+        "http_proxy",
+        "HTTP_PROXY",
+        "https_proxy",
+        "HTTPS_PROXY",
+        "all_proxy",
+        "ALL_PROXY",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
