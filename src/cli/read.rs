@@ -85,7 +85,7 @@ fn plain(args: &[OsString], env: bool) -> Option<Parsed> {
     };
     Some(Parsed {
         cli,
-        origins: super::Origins::default(),
+        origins: Origins::default(),
     })
 }
 
