@@ -9,8 +9,7 @@
 //! the runner reads workflow commands from a step's stderr as well, and retry writes them
 //! there so a pipeline's stdout carries only the command's data.
 
-use std::fs::OpenOptions;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// What retry tells GitHub Actions, read from the environment once at start.
@@ -85,14 +84,17 @@ pub fn annotation(run: &RunSummary<'_>) -> Option<String> {
     }
 }
 
-/// Appends `attempts=N` and `status=S` to the step-output file at `path`.
+/// Appends `attempts=N` and `status=S` to the step-output file at `path`, in one write,
+/// without ever waiting for a reader past a stop signal ([`crate::outlet::append`]: a FIFO
+/// with no reader is an error at once).
 ///
 /// # Errors
 /// When the file cannot be opened or written.
 pub fn append_outputs(path: &Path, attempts: u64, status: u8) -> io::Result<()> {
-    let mut file = OpenOptions::new().append(true).create(true).open(path)?;
-    file.write_all(format!("attempts={attempts}\nstatus={status}\n").as_bytes())?;
-    file.flush()
+    crate::outlet::append(
+        path,
+        format!("attempts={attempts}\nstatus={status}\n").as_bytes(),
+    )
 }
 
 /// Escapes a workflow command's message.

@@ -26,6 +26,8 @@ pub mod duration;
 pub mod entropy;
 pub mod github;
 pub mod hints;
+#[cfg(unix)]
+pub mod outlet;
 pub mod pipeline;
 pub mod preset;
 pub mod process;

@@ -96,7 +96,8 @@ fn plain(args: &[OsString], env: bool) -> Option<Parsed> {
 fn retry_variable_set() -> bool {
     unsafe extern "C" {
         /// The process's environment (POSIX): a NULL-terminated array of "NAME=value" strings.
-        static environ: *const *const std::ffi::c_char;
+        /// `static mut`, as std declares it: `setenv` may change it.
+        static mut environ: *const *const std::ffi::c_char;
     }
     // SAFETY: `environ` is a NULL-terminated array of pointers to NUL-terminated strings. It is
     // read, not changed; std's `set_var` and `remove_var` are `unsafe` with the contract that

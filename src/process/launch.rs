@@ -10,6 +10,30 @@ use nix::unistd::Pid;
 
 use super::{Attempt, GroupMode, Piped};
 
+/// Why an attempt did not start.
+#[derive(Debug)]
+pub enum LaunchError {
+    /// The command itself cannot be run: not found (status 127) or found but not executable
+    /// (126), as exec said.
+    Command(io::Error),
+    /// retry could not start it: too few descriptors for its pipes, a process limit (`clone`
+    /// or `fork` failed), the child's set-up before exec failed. retry's own failure (125),
+    /// as coreutils `timeout` exits 125 when its `fork` fails.
+    Own(io::Error),
+}
+
+impl LaunchError {
+    /// Classifies a launch error that says only its errno (std's `Command`, outside Linux):
+    /// running out of processes, memory or descriptors is retry's own failure.
+    #[cfg(not(target_os = "linux"))]
+    fn of(e: io::Error) -> LaunchError {
+        match e.raw_os_error() {
+            Some(libc::EAGAIN | libc::ENOMEM | libc::EMFILE | libc::ENFILE) => LaunchError::Own(e),
+            _ => LaunchError::Command(e),
+        }
+    }
+}
+
 /// A started attempt and the pipes asked for with [`Piped`].
 #[derive(Debug)]
 pub struct Spawned {
@@ -34,13 +58,14 @@ pub struct Spawned {
 /// then never piped, whatever `piped` asks: `retry -- echo hi >&-` fails as `echo hi >&-` does.
 ///
 /// # Errors
-/// The launch error (not found, permission denied, ...), from exec itself.
+/// [`LaunchError::Command`] with exec's error (not found, permission denied, ...);
+/// [`LaunchError::Own`] when retry itself could not start the process.
 pub fn spawn(
     argv: &[OsString],
     env: &[(&str, String)],
     mode: GroupMode,
     piped: Piped,
-) -> io::Result<Spawned> {
+) -> Result<Spawned, LaunchError> {
     let closed = [0, 1, 2].map(super::closed_at_start);
     let want = [
         piped.stdin && !closed[0],
@@ -58,21 +83,31 @@ pub fn spawn(
 /// When `sh` cannot be started or /dev/null cannot be opened.
 pub fn spawn_hook(script: &str, env: &[(&str, String)]) -> io::Result<Attempt> {
     let no_stderr = super::closed_at_start(2);
-    imp::spawn_hook(script, env, no_stderr)
+    imp::spawn_hook(script, env, no_stderr).map_err(|e| match e {
+        LaunchError::Command(e) | LaunchError::Own(e) => e,
+    })
 }
 
 #[cfg(target_os = "linux")]
 mod imp {
     use std::ffi::OsString;
     use std::fs::File;
-    use std::io;
     use std::os::fd::{AsRawFd, OwnedFd};
 
     use nix::fcntl::OFlag;
     use nix::unistd::pipe2;
 
-    use super::super::vfork::{self, Prepared, Stdio};
-    use super::{Attempt, GroupMode, Pid, Spawned};
+    use super::super::vfork::{self, Failed, Prepared, Stdio};
+    use super::{Attempt, GroupMode, LaunchError, Pid, Spawned};
+
+    impl From<Failed> for LaunchError {
+        fn from(failed: Failed) -> LaunchError {
+            match failed {
+                Failed::Exec(e) => LaunchError::Command(e),
+                Failed::Own(e) => LaunchError::Own(e),
+            }
+        }
+    }
 
     pub(super) fn spawn(
         argv: &[OsString],
@@ -80,13 +115,14 @@ mod imp {
         mode: GroupMode,
         closed: [bool; 3],
         want: [bool; 3],
-    ) -> io::Result<Spawned> {
+    ) -> Result<Spawned, LaunchError> {
         // (child's end, retry's end) of each pipe; both close-on-exec (dup2 clears the flag
         // on the child's copy at 0, 1 or 2).
         let mut pipes: [Option<(OwnedFd, OwnedFd)>; 3] = [None, None, None];
         for fd in 0..3 {
             if want[fd] {
-                let (read, write) = pipe2(OFlag::O_CLOEXEC)?;
+                let (read, write) =
+                    pipe2(OFlag::O_CLOEXEC).map_err(|e| LaunchError::Own(e.into()))?;
                 pipes[fd] = Some(if fd == 0 {
                     (read, write)
                 } else {
@@ -104,7 +140,8 @@ mod imp {
             &vfork::environment(env),
             mode == GroupMode::Own,
             stdio,
-        )?;
+        )
+        .map_err(LaunchError::Command)?;
         let pid = vfork::spawn(&plan)?;
         let [stdin, stdout, stderr] = pipes.map(|p| p.map(|(_child, ours)| ours));
         Ok(Spawned {
@@ -119,8 +156,8 @@ mod imp {
         script: &str,
         env: &[(&str, String)],
         no_stderr: bool,
-    ) -> io::Result<Attempt> {
-        let null = File::open("/dev/null")?;
+    ) -> Result<Attempt, LaunchError> {
+        let null = File::open("/dev/null").map_err(LaunchError::Own)?;
         let stdio = if no_stderr {
             [Stdio::From(null.as_raw_fd()), Stdio::Closed, Stdio::Closed]
         } else {
@@ -131,7 +168,8 @@ mod imp {
             ]
         };
         let argv = ["sh", "-c", script].map(OsString::from);
-        let plan = Prepared::new(&argv, &vfork::environment(env), true, stdio)?;
+        let plan = Prepared::new(&argv, &vfork::environment(env), true, stdio)
+            .map_err(LaunchError::Command)?;
         let pid = vfork::spawn(&plan)?;
         Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own))
     }
@@ -147,7 +185,7 @@ mod imp {
 
     use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 
-    use super::{Attempt, GroupMode, Pid, Spawned};
+    use super::{Attempt, GroupMode, LaunchError, Pid, Spawned};
 
     pub(super) fn spawn(
         argv: &[OsString],
@@ -155,10 +193,10 @@ mod imp {
         mode: GroupMode,
         closed: [bool; 3],
         want: [bool; 3],
-    ) -> io::Result<Spawned> {
-        let (program, args) = argv
-            .split_first()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
+    ) -> Result<Spawned, LaunchError> {
+        let (program, args) = argv.split_first().ok_or_else(|| {
+            LaunchError::Command(io::Error::new(io::ErrorKind::InvalidInput, "no command"))
+        })?;
         let mut cmd = supervised(program, env, mode, closed);
         cmd.args(args);
         if want[0] {
@@ -170,8 +208,8 @@ mod imp {
         if want[2] {
             cmd.stderr(Stdio::piped());
         }
-        let mut child = cmd.spawn()?;
-        let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
+        let mut child = cmd.spawn().map_err(LaunchError::of)?;
+        let pid = i32::try_from(child.id()).map_err(|e| LaunchError::Own(io::Error::other(e)))?;
         Ok(Spawned {
             attempt: Attempt::new(Pid::from_raw(pid), mode),
             stdin: child.stdin.take(),
@@ -184,19 +222,21 @@ mod imp {
         script: &str,
         env: &[(&str, String)],
         no_stderr: bool,
-    ) -> io::Result<Attempt> {
+    ) -> Result<Attempt, LaunchError> {
         let mut cmd = supervised(
             OsStr::new("sh"),
             env,
             GroupMode::Own,
             [false, no_stderr, no_stderr],
         );
-        cmd.arg("-c")
-            .arg(script)
-            .stdin(Stdio::null())
-            .stdout(io::stderr().as_fd().try_clone_to_owned()?);
-        let child = cmd.spawn()?;
-        let pid = i32::try_from(child.id()).map_err(io::Error::other)?;
+        cmd.arg("-c").arg(script).stdin(Stdio::null()).stdout(
+            io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(LaunchError::Own)?,
+        );
+        let child = cmd.spawn().map_err(LaunchError::of)?;
+        let pid = i32::try_from(child.id()).map_err(|e| LaunchError::Own(io::Error::other(e)))?;
         Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own))
     }
 

@@ -12,7 +12,7 @@ mod unix;
 #[cfg(target_os = "linux")]
 pub mod vfork;
 #[cfg(unix)]
-pub use launch::{Spawned, spawn, spawn_hook};
+pub use launch::{LaunchError, Spawned, spawn, spawn_hook};
 pub use stdio::closed_at_start;
 #[cfg(unix)]
 pub use unix::*;

@@ -167,14 +167,35 @@ struct Shared<'a> {
     plan: &'a Prepared,
     /// 0 while the launch goes on; the errno that ended it otherwise.
     error: c_int,
+    /// The error came from the set-up before exec (retry's own), not from exec.
+    setup: bool,
+}
+
+/// Why [`spawn`] failed.
+#[derive(Debug)]
+pub enum Failed {
+    /// exec refused every candidate: the command cannot be run.
+    Exec(io::Error),
+    /// retry could not start the child: `clone` failed (a process limit, no memory), or its
+    /// set-up before exec did.
+    Own(io::Error),
+}
+
+impl From<Failed> for io::Error {
+    fn from(failed: Failed) -> io::Error {
+        match failed {
+            Failed::Exec(e) | Failed::Own(e) => e,
+        }
+    }
 }
 
 /// Starts the prepared command; returns its pid once it has called `execve` (or failed).
 ///
 /// # Errors
-/// The launch error: `ENOENT` when no candidate exists, `EACCES` when one exists but cannot
-/// be executed, or whatever `clone` or `execve` said.
-pub fn spawn(plan: &Prepared) -> io::Result<libc::pid_t> {
+/// [`Failed::Exec`] with `ENOENT` when no candidate exists, `EACCES` when one exists but
+/// cannot be executed, or whatever `execve` said; [`Failed::Own`] with what `clone` or the
+/// set-up said.
+pub fn spawn(plan: &Prepared) -> Result<libc::pid_t, Failed> {
     // Left uninitialised: the child writes its frames before reading them, and zeroing 64 KiB
     // would touch sixteen pages the child never uses (a stack is used from the top).
     let mut stack: Vec<std::mem::MaybeUninit<u8>> = Vec::with_capacity(CHILD_STACK);
@@ -185,7 +206,11 @@ pub fn spawn(plan: &Prepared) -> io::Result<libc::pid_t> {
         let end = stack.as_mut_ptr().add(CHILD_STACK);
         end.sub(end as usize % 16)
     };
-    let mut shared = Shared { plan, error: 0 };
+    let mut shared = Shared {
+        plan,
+        error: 0,
+        setup: false,
+    };
     // Block every signal around the clone, so no signal handler can run in the child while it
     // shares retry's memory (glibc's posix_spawn does the same); the child sets its own mask.
     let mut all: libc::sigset_t = unsafe_zeroed_sigset();
@@ -216,13 +241,18 @@ pub fn spawn(plan: &Prepared) -> io::Result<libc::pid_t> {
     }
     drop(stack);
     if pid < 0 {
-        return Err(clone_error);
+        return Err(Failed::Own(clone_error));
     }
     // The child is suspended-parent-safe: CLONE_VFORK guarantees it has exec'd or exited, so
     // its write to `shared.error` happened before this read.
     if shared.error != 0 {
         reap(pid);
-        return Err(io::Error::from_raw_os_error(shared.error));
+        let e = io::Error::from_raw_os_error(shared.error);
+        return Err(if shared.setup {
+            Failed::Own(e)
+        } else {
+            Failed::Exec(e)
+        });
     }
     Ok(pid)
 }
@@ -251,33 +281,34 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
     // SAFETY: `arg` is the `Shared` that `spawn` passed, alive and not used by the parent
     // until this child has exec'd or exited (CLONE_VFORK).
     let shared = unsafe { &mut *arg.cast::<Shared<'_>>() };
-    let error = setup_and_exec(shared.plan);
+    let (error, setup) = setup_and_exec(shared.plan);
     shared.error = error;
+    shared.setup = setup;
     // SAFETY: _exit ends the child without running atexit handlers or flushing stdio buffers
     // that belong to retry.
     unsafe { libc::_exit(127) }
 }
 
 /// Sets the child up and executes the first candidate that runs; returns the errno that ended
-/// the launch.
-fn setup_and_exec(plan: &Prepared) -> c_int {
+/// the launch, and whether the set-up before exec failed (retry's own failure).
+fn setup_and_exec(plan: &Prepared) -> (c_int, bool) {
     // SAFETY: (the whole function) every call is an async-signal-safe system call wrapper given
     // valid arguments: constants, descriptors from the plan, and NUL-terminated pointer arrays
     // prepared by `Prepared::new` that outlive the call.
     unsafe {
         // Die with retry (as coreutils `timeout`); if retry already died, do not run at all.
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-            return errno();
+            return (errno(), true);
         }
         if libc::getppid() != plan.parent {
-            return libc::ESRCH;
+            return (libc::ESRCH, true);
         }
         // Rust's runtime ignores SIGPIPE; the command gets the default back (as std does).
         // Handlers need no reset: retry installs none (it reads signals from a signalfd), and
         // exec resets caught signals to the default anyway.
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         if plan.own_group && libc::setpgid(0, 0) != 0 {
-            return errno();
+            return (errno(), true);
         }
         for (target, how) in plan.stdio.iter().enumerate() {
             let target = target as c_int;
@@ -285,7 +316,7 @@ fn setup_and_exec(plan: &Prepared) -> c_int {
                 Stdio::Inherit => {}
                 Stdio::From(fd) => {
                     if libc::dup2(fd, target) < 0 {
-                        return errno();
+                        return (errno(), true);
                     }
                 }
                 Stdio::Closed => {
@@ -309,15 +340,22 @@ fn setup_and_exec(plan: &Prepared) -> c_int {
                 libc::ENOEXEC => {
                     // A script without `#!`: run it with /bin/sh, as execvp does.
                     libc::execve(SH.as_ptr(), sh_argv.as_ptr(), plan.envp_ptrs.as_ptr());
-                    return errno();
+                    return (errno(), false);
                 }
                 libc::EACCES => saw_eacces = true,
-                libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
-                other => return other,
+                // As glibc's execvpe: these say this candidate is not the program; try the
+                // next. (A PATH entry too long for a path: ENAMETOOLONG.)
+                libc::ENOENT
+                | libc::ENOTDIR
+                | libc::ESTALE
+                | libc::ENODEV
+                | libc::ETIMEDOUT
+                | libc::ENAMETOOLONG => {}
+                other => return (other, false),
             }
             result = e;
         }
-        if saw_eacces { libc::EACCES } else { result }
+        (if saw_eacces { libc::EACCES } else { result }, false)
     }
 }
 
@@ -348,7 +386,7 @@ mod tests {
     fn run(argv: &[&str], env: &[(OsString, OsString)]) -> io::Result<i32> {
         let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
         let plan = Prepared::new(&argv, env, false, [Stdio::Inherit; 3])?;
-        let pid = spawn(&plan)?;
+        let pid = spawn(&plan).map_err(io::Error::from)?;
         let mut status = 0;
         // SAFETY: waitpid on the child just started, with a valid pointer.
         unsafe { libc::waitpid(pid, &mut status, 0) };

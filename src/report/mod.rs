@@ -15,7 +15,6 @@ mod protect;
 
 use std::cell::Cell;
 use std::ffi::OsString;
-use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -128,7 +127,7 @@ impl Reporter {
     /// A text progress line (not in JSON mode, not with `--quiet`).
     fn say(&self, line: std::fmt::Arguments<'_>) {
         if !self.quiet() && !self.json() {
-            let _ = writeln!(io::stderr().lock(), "retry: {line}");
+            write_line(&format!("retry: {line}"));
         }
     }
 
@@ -428,10 +427,20 @@ pub fn error(format: LogFormat, start: Instant, message: &str) {
             None,
             json!({ "message": message }),
         ),
-        LogFormat::Text => {
-            let _ = writeln!(io::stderr().lock(), "retry: {}", one_line(message));
-        }
+        LogFormat::Text => write_line(&format!("retry: {message}")),
     }
+}
+
+/// Writes one of retry's own text lines on stderr, through [`crate::outlet`] (never waiting
+/// for a reader past a stop signal or the deadline). Line breaks become spaces, and every other
+/// character that must not reach a terminal raw (control characters: ESC, BEL, an OSC
+/// sequence's start; bidirectional controls) is escaped ([`fn@escape`]), whatever part of the
+/// message it came from: a server's reply, a stored value, a file name. A write that fails is
+/// dropped: stderr is where its error would go.
+pub(crate) fn write_line(text: &str) {
+    let mut line = escape(&one_line(text));
+    line.push('\n');
+    let _ = crate::outlet::stderr(line.as_bytes());
 }
 
 /// Writes one JSON event line on stderr: the event's name, `elapsed` (seconds, rounded to the
@@ -449,7 +458,10 @@ fn emit_json(event: &str, elapsed: Duration, run_id: Option<&str>, mut fields: V
     if let Value::Object(map) = fields.take() {
         line.extend(map);
     }
-    let _ = writeln!(io::stderr().lock(), "{}", Value::Object(line));
+    let mut text = Value::Object(line).to_string();
+    text.push('\n');
+    // serde_json escapes every control character; a failed write is dropped (see write_line).
+    let _ = crate::outlet::stderr(text.as_bytes());
 }
 
 /// A duration for JSON: seconds rounded to the microsecond.

@@ -8,12 +8,11 @@
 //! `phase` `begin`, `attempt` or `end`), `refused`, `cooldown` and `warning` events. Times of
 //! day are RFC 3339 in UTC, to the second in text and to the millisecond in JSON.
 
-use std::io::{self, Write};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Reporter, emit_json, micros, one_line};
+use super::{Reporter, emit_json, micros, write_line};
 use crate::budget::{
     Admission, AfterAttempt, Begin, BreakerState, BudgetKey, BudgetPolicy, RunEnd, StoreLocation,
     from_epoch_ms,
@@ -227,9 +226,7 @@ impl Reporter {
                 self.run_id.as_deref(),
                 json!({ "message": message }),
             ),
-            LogFormat::Text => {
-                let _ = writeln!(io::stderr().lock(), "retry: warning: {}", one_line(message));
-            }
+            LogFormat::Text => write_line(&format!("retry: warning: {message}")),
         }
     }
 }

@@ -9,7 +9,9 @@
 
 use std::cell::RefCell;
 use std::io;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use nix::poll::{PollFd, PollFlags, ppoll};
@@ -17,7 +19,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::time::TimeSpec;
 
-use super::Event;
+use super::{Event, Ready};
 
 /// `si_code` of a signal sent by the kernel (a terminal's Ctrl-C, Ctrl-\ or hangup).
 const SI_KERNEL: i32 = 0x80;
@@ -38,12 +40,25 @@ impl Events {
     /// When the mask cannot be set or the `signalfd` cannot be opened.
     pub fn listen() -> io::Result<Events> {
         super::clear_mask()?;
+        super::reap_own_children();
         let mut set = SigSet::empty();
+        let mut stops = SigSet::empty();
         for s in super::wanted() {
-            set.add(Signal::try_from(s).map_err(io::Error::from)?);
+            let signal = Signal::try_from(s).map_err(io::Error::from)?;
+            set.add(signal);
+            if super::STOP_SIGNALS.contains(&s) {
+                stops.add(signal);
+            }
         }
         pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)?;
         let signals = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
+        // A second signalfd for the stop signals alone, never read: it is readable exactly
+        // while one is queued, which every wait outside the event loop asks (`wait_ready`).
+        if STOP_WATCH.get().is_none() {
+            let watch =
+                SignalFd::with_flags(&stops, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
+            let _ = STOP_WATCH.set(watch);
+        }
         Ok(Events {
             signals,
             child: RefCell::new(None),
@@ -108,11 +123,67 @@ impl Events {
         Some(if signal == libc::SIGCHLD {
             Event::Child
         } else {
+            if super::STOP_SIGNALS.contains(&signal) {
+                STOP_READ.store(true, Ordering::Release);
+            }
             Event::Signal {
                 signal,
                 from_kernel: info.ssi_code == SI_KERNEL,
             }
         })
+    }
+}
+
+/// The stop signals' own signalfd (see [`Events::listen`]); unset before it.
+static STOP_WATCH: OnceLock<SignalFd> = OnceLock::new();
+
+/// A stop signal was read by the event loop (which then ends the run).
+static STOP_READ: AtomicBool = AtomicBool::new(false);
+
+/// Whether a stop signal has arrived: queued, or read by the event loop already.
+pub(super) fn stop_arrived() -> bool {
+    if STOP_READ.load(Ordering::Acquire) {
+        return true;
+    }
+    let Some(watch) = STOP_WATCH.get() else {
+        return false;
+    };
+    let mut fds = [PollFd::new(watch.as_fd(), PollFlags::POLLIN)];
+    matches!(ppoll(&mut fds, Some(TimeSpec::from_duration(std::time::Duration::ZERO)), None), Ok(n) if n > 0)
+}
+
+/// Waits until `fd` is ready for `events` (or has an error or hang-up), a stop signal is
+/// queued, or `until` passes (`None`: no limit), whichever comes first.
+pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<Instant>) -> Ready {
+    if STOP_READ.load(Ordering::Acquire) {
+        return Ready::Stop;
+    }
+    loop {
+        let timeout =
+            until.map(|t| TimeSpec::from_duration(t.saturating_duration_since(Instant::now())));
+        let mut fds = vec![PollFd::new(fd, events)];
+        if let Some(watch) = STOP_WATCH.get() {
+            fds.push(PollFd::new(watch.as_fd(), PollFlags::POLLIN));
+        }
+        match ppoll(&mut fds, timeout, None) {
+            Ok(0) => return Ready::TimedOut,
+            Ok(_) => {
+                if fds
+                    .get(1)
+                    .and_then(PollFd::revents)
+                    .is_some_and(|r| !r.is_empty())
+                {
+                    return Ready::Stop;
+                }
+                return Ready::Ready;
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            // A descriptor poll cannot watch (EINVAL, ENOMEM): let the caller try it.
+            Err(_) => return Ready::Ready,
+        }
+        if until.is_some_and(|t| Instant::now() >= t) {
+            return Ready::TimedOut;
+        }
     }
 }
 

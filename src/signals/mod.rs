@@ -9,6 +9,20 @@
 //! noticed (coreutils `timeout` unblocks SIGCHLD and SIGALRM, the ones it waits on). Each
 //! attempt starts with an empty mask too.
 //!
+//! SIGCHLD is the exception: ignored by the parent (this survives `exec`), it would make the
+//! kernel reap every attempt itself, leaving retry no status to read; retry sets it back to
+//! its default action first, as coreutils `timeout` does.
+//!
+//! # The rule that keeps retry responsive
+//! While its signals are blocked (from [`Events::listen`] on), retry makes no call that can
+//! block without a bound shorter than the stop latency it promises, other than the event
+//! loop's own wait ([`Events::wait`]). Every other wait (a write to its own stderr, a file
+//! that may be a FIFO, a host name lookup, a socket, a lock) is non-blocking and driven by
+//! [`wait_ready`], which also returns as soon as a stop signal (INT, TERM, HUP, QUIT) is
+//! queued, or is bounded both per operation *and* per round trip and checks
+//! [`stop_arrived`]. A stop signal then ends retry at once: the signal stays queued for the
+//! event loop, which ends the run by it.
+//!
 //! Signals that were ignored when retry started are left ignored, for retry and so for the
 //! command: a POSIX shell starts an asynchronous list (`cmd &`) of a non-interactive shell with
 //! INT and QUIT ignored (XCU 2.11, <https://pubs.opengroup.org/onlinepubs/9699919799/utilities/V3_chap02.html#tag_18_11>)
@@ -26,6 +40,50 @@ mod portable;
 pub use linux::Events;
 #[cfg(not(target_os = "linux"))]
 pub use portable::Events;
+
+/// What a wait outside the event loop came to ([`wait_ready`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ready {
+    /// The descriptor is ready (or has an error or hang-up: the next call says which).
+    Ready,
+    /// A stop signal is queued: give up the wait; the event loop ends the run by it.
+    Stop,
+    /// The time limit passed.
+    TimedOut,
+}
+
+/// Whether a stop signal (INT, TERM, HUP, QUIT) has arrived, still queued for the event loop
+/// or read by it already (either way the run is ending). Always `false` before
+/// [`Events::listen`] (the signals then have their default action and end retry themselves).
+pub fn stop_arrived() -> bool {
+    #[cfg(target_os = "linux")]
+    return linux::stop_arrived();
+    #[cfg(not(target_os = "linux"))]
+    return portable::stop_arrived();
+}
+
+/// Waits until `fd` is ready for `events` (`POLLIN`, `POLLOUT`; an error or hang-up counts as
+/// ready), a stop signal is queued ([`stop_arrived`]), or `until` passes (`None`: no time
+/// limit), whichever comes first; at once [`Ready::Stop`] when one has arrived before. The one
+/// way retry waits outside its event loop.
+pub fn wait_ready(
+    fd: std::os::fd::BorrowedFd<'_>,
+    events: nix::poll::PollFlags,
+    until: Option<std::time::Instant>,
+) -> Ready {
+    #[cfg(target_os = "linux")]
+    return linux::wait_ready(fd, events, until);
+    #[cfg(not(target_os = "linux"))]
+    return portable::wait_ready(fd, events, until);
+}
+
+/// Sets SIGCHLD back to its default action if it was ignored (see the module documentation).
+fn reap_own_children() {
+    if crate::process::is_ignored(libc::SIGCHLD) {
+        // SAFETY: SIG_DFL installs no handler; called from `listen`, before other threads.
+        unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+    }
+}
 
 /// Signals that reach the running attempt and stop the retrying.
 pub const STOP_SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];

@@ -3,8 +3,6 @@
 //! the step outputs `attempts` and `status` appended to `$GITHUB_OUTPUT`. Outside GitHub
 //! Actions, or with `--no-github`, nothing is recorded or written.
 
-use std::io::Write;
-
 use super::Supervisor;
 use crate::github::{RunSummary, annotation, append_outputs};
 use crate::report::escape;
@@ -45,7 +43,7 @@ impl Supervisor<'_> {
             };
             if let Some(line) = annotation(&run) {
                 // Nothing better can be done if stderr itself fails: its errors go there.
-                let _ = writeln!(std::io::stderr().lock(), "{line}");
+                let _ = crate::outlet::stderr(format!("{line}\n").as_bytes());
             }
         }
         if let Some(path) = &github.output

@@ -21,7 +21,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 use crate::codes::Verdict;
 use crate::config::Config;
 use crate::pipeline::{AttemptReport, RunIo};
-use crate::process::{self, Attempt, Ended, GroupMode, Outcome, StopReason};
+use crate::process::{self, Attempt, Ended, GroupMode, LaunchError, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
 use crate::signals::{Event, Events, PASS_ON_SIGNALS};
 use crate::status::Exit;
@@ -60,13 +60,17 @@ pub fn run(config: &Config) -> Exit {
         }
     };
     process::become_subreaper();
+    let deadline = config.deadline.and_then(|d| start.checked_add(d));
+    // retry's own lines and files wait for a reader at most until the deadline (and never past
+    // a stop signal).
+    crate::outlet::set_patience(deadline);
     let seed = config.seed.unwrap_or_else(crate::entropy::seed);
     reporter.start(&config.policy, config.deadline, config.timeout, seed);
     let supervisor = Supervisor {
         config,
         events,
         reporter,
-        deadline: config.deadline.and_then(|d| start.checked_add(d)),
+        deadline,
         start,
         io,
         run_id,
@@ -187,7 +191,9 @@ impl Supervisor<'_> {
                 self.reporter.success(attempt, end.ran);
                 return Exit::Code(0);
             }
-            if verdict == Verdict::Retry && self.reset_if_long(attempt, end.ran) {
+            // An attempt that a timeout stopped hung rather than ran: it is not a healthy run.
+            let stopped = matches!(end.outcome, Outcome::Stopped { .. });
+            if verdict == Verdict::Retry && !stopped && self.reset_if_long(attempt, end.ran) {
                 rule = self.give_up_rule();
             }
             let give_up_reason = if findings.stop_match {
@@ -314,6 +320,11 @@ impl Supervisor<'_> {
     /// and passing signals on. `Err` only when retry itself fails (its I/O threads cannot
     /// start); the attempt is then stopped and reaped first.
     fn run_attempt(&self, attempt: u64) -> Result<AttemptEnd, Exit> {
+        // A stop signal that arrived before the attempt (during the splay, a wait on the
+        // budget store, a slow write) ends the run here: no attempt starts after it.
+        if let Some(signal) = self.queued_stop_signal() {
+            return Err(self.interrupted_by(signal));
+        }
         self.reporter.attempt_start(attempt);
         let max = self
             .max_attempts()
@@ -330,7 +341,12 @@ impl Supervisor<'_> {
         let mode = GroupMode::detect();
         let spawned = match process::spawn(&self.config.command, &env, mode, piped) {
             Ok(spawned) => spawned,
-            Err(e) => {
+            Err(LaunchError::Own(e)) => {
+                self.reporter
+                    .error(&format!("cannot start attempt {attempt}: {e}"));
+                return Err(Exit::OwnFailure);
+            }
+            Err(LaunchError::Command(e)) => {
                 return Ok(AttemptEnd {
                     outcome: Outcome::launch_failed(&e),
                     ran: started.elapsed(),

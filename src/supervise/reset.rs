@@ -2,7 +2,8 @@
 //! so `retry -n 5 --reset-after 10m -- ssh -N tunnel` gives up after five quick failures in a
 //! row but keeps a tunnel that stays up for hours (recur's `--reset`, supervisord's
 //! `startsecs`). Attempts keep their numbers; the limit moves on instead: after a reset at
-//! attempt k, the run may go on to attempt k + `--max-retries`.
+//! attempt k, the run may go on to attempt k + `--max-retries`. An attempt stopped by
+//! `--timeout`, `--idle-timeout` or the deadline never counts, however long it ran: it hung.
 
 use std::time::Duration;
 
