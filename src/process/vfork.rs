@@ -32,6 +32,8 @@ pub struct Prepared {
     /// Paths to try in order: the program itself when it holds a `/`, else each `PATH` entry
     /// joined with it.
     candidates: Vec<CString>,
+    /// The candidates come from a `PATH` search (the program's name holds no `/`).
+    searched: bool,
     /// argv, kept alive for `argv_ptrs`.
     _argv: Vec<CString>,
     /// NULL-terminated pointers into `_argv`.
@@ -105,6 +107,7 @@ impl Prepared {
             .collect();
         let envp_ptrs = nul_terminated(&envp);
         Ok(Prepared {
+            searched: !program.as_bytes().contains(&b'/'),
             candidates,
             _argv: argv,
             argv_ptrs,
@@ -344,13 +347,11 @@ fn setup_and_exec(plan: &Prepared) -> (c_int, bool) {
                 }
                 libc::EACCES => saw_eacces = true,
                 // As glibc's execvpe: these say this candidate is not the program; try the
-                // next. (A PATH entry too long for a path: ENAMETOOLONG.)
-                libc::ENOENT
-                | libc::ENOTDIR
-                | libc::ESTALE
-                | libc::ENODEV
-                | libc::ETIMEDOUT
-                | libc::ENAMETOOLONG => {}
+                // next.
+                libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
+                // A PATH entry too long to make a path with: skipped without a word, as
+                // glibc's execvpe skips it (nothing found anywhere is still ENOENT).
+                libc::ENAMETOOLONG if plan.searched => continue,
                 other => return (other, false),
             }
             result = e;

@@ -53,6 +53,10 @@ impl Supervisor<'_> {
                 "cannot append the step outputs to GITHUB_OUTPUT ({}): {e}",
                 escape(&path.display().to_string())
             ));
+            // Stopped while the reader did not read: retry ends by the signal, at once.
+            if let Some(signal) = self.queued_stop_signal() {
+                return Exit::Signal(signal);
+            }
             if succeeded {
                 return Exit::OwnFailure;
             }

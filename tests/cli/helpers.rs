@@ -4,6 +4,7 @@
 //! one `/proc/PID/stat` reader ([`proc`]).
 
 pub mod http;
+pub mod jammed;
 pub mod proc;
 pub mod pty;
 

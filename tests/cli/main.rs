@@ -31,5 +31,6 @@ mod signals;
 mod simulate;
 mod simulate_failure_rate;
 mod splay;
+mod stop_latency;
 mod terminal;
 mod timeouts;
