@@ -127,6 +127,9 @@ pub struct Config {
     pub github: Option<GitHub>,
     /// The program and its arguments; empty only with `dry_run`.
     pub command: Vec<OsString>,
+    /// Why the program may not be a command at all, said when it is not found (a bare number,
+    /// a value with a space left unquoted).
+    pub not_found_hint: Option<String>,
     /// `--splay` and `--budget`: protecting the service.
     pub protect: Protect,
 }
@@ -366,6 +369,7 @@ impl Config {
             reset_after: stopping.reset_after.filter(|d| !d.is_zero()),
             github: GitHub::from_env(output.no_github, |name| std::env::var(name).ok()),
             command: cli.command,
+            not_found_hint: cli.not_found_hint,
             protect,
         })
     }

@@ -66,9 +66,12 @@ where
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let parsed = match cli::parse(args.iter().cloned()) {
         Ok(parsed) => parsed,
-        Err(cli::Stop::Display(e)) => {
-            let _ = e.print();
-            return Exit::Code(0);
+        Err(cli::Stop::Display(text)) => {
+            // Styled on a terminal only (anstream honours NO_COLOR and CLICOLOR_FORCE); a
+            // reader that went away just ends it.
+            let mut out = anstream::stdout().lock();
+            let written = write!(out, "{}", text.ansi()).and_then(|()| out.flush());
+            return written_or_125(written, "the help", cli::log_format_of(&args), start);
         }
         Err(cli::Stop::Usage(message)) => {
             report::error(cli::log_format_of(&args), start, &message);

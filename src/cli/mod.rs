@@ -14,8 +14,11 @@
 
 mod backoff;
 mod conditions;
+mod errors;
 pub mod generate;
+pub mod help;
 mod hooks;
+mod man;
 mod output;
 mod protect;
 mod read;
@@ -97,6 +100,11 @@ pub struct Cli {
     /// The contention simulation, run instead of a command.
     #[command(flatten)]
     pub simulate: SimulateArgs,
+
+    /// Why COMMAND may not be a command at all, for the message when it is not found: a bare
+    /// number, or a word right after a flag's value (not a flag: worked out by the parser).
+    #[arg(skip)]
+    pub not_found_hint: Option<String>,
 }
 
 /// The name of a value of a `ValueEnum` flag (`--jitter`, `--preset`, `--generate`, `--model`)
@@ -139,8 +147,8 @@ pub struct Parsed {
 /// Why [`parse`] did not produce a command line.
 #[derive(Debug)]
 pub enum Stop {
-    /// `--help` or `--version`: print this (to stdout) and exit 0.
-    Display(clap::Error),
+    /// `-h`, `--help` or `--version`: print this (to stdout, styled on a terminal) and exit 0.
+    Display(clap::builder::StyledStr),
     /// A usage error: one line, without the `retry: ` prefix, naming the flag or environment
     /// variable and the value at fault.
     Usage(String),

@@ -80,6 +80,7 @@ fn plain(args: &[OsString], env: bool) -> Option<Parsed> {
         return None;
     }
     let cli = Cli {
+        not_found_hint: super::errors::not_found_hint(args, command, |_| false),
         command: command.to_vec(),
         ..Cli::default()
     };
@@ -190,18 +191,23 @@ fn parse_as(
 ) -> Result<Parsed, Stop> {
     let mut command = with_env(kind.command(), read_env);
     let full_error = match command.try_get_matches_from_mut(args) {
-        Ok(matches) => return from_matches(matches, &command, kind),
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            return Err(Stop::Display(e));
+        Ok(matches) => return from_matches(matches, &command, kind, args),
+        Err(e) if e.kind() == ErrorKind::DisplayHelp => {
+            let command = with_env(kind.command(), read_env);
+            return Err(Stop::Display(super::help::render(
+                command,
+                super::help::wants_long(args),
+            )));
         }
+        Err(e) if e.kind() == ErrorKind::DisplayVersion => return Err(Stop::Display(e.render())),
         Err(e) => e,
     };
     // Without the environment: if the command line alone is at fault, say so as clap does.
     let mut bare = with_env(kind.command(), |_| false);
     let matches = bare
         .try_get_matches_from_mut(args)
-        .map_err(|e| Stop::Usage(one_line(&e.render().to_string())))?;
-    let parsed = from_matches(matches, &bare, kind)?;
+        .map_err(|e| Stop::Usage(super::errors::usage(&e)))?;
+    let parsed = from_matches(matches, &bare, kind, args)?;
     if parsed.cli.generate.is_some() {
         // Generating documentation needs no settings: a bad variable must not stop it.
         return Ok(parsed);
@@ -215,6 +221,7 @@ fn from_matches(
     mut matches: ArgMatches,
     command: &clap::Command,
     kind: Kind,
+    args: &[OsString],
 ) -> Result<Parsed, Stop> {
     let mut origins = Origins::default();
     for arg in command.get_arguments() {
@@ -228,9 +235,25 @@ fn from_matches(
         Kind::Run => None,
     };
     let mut cli = Cli::from_arg_matches_mut(&mut matches)
-        .map_err(|e| Stop::Usage(one_line(&e.render().to_string())))?;
+        .map_err(|e| Stop::Usage(super::errors::usage(&e)))?;
     cli.simulate.modes = modes;
+    cli.not_found_hint =
+        super::errors::not_found_hint(args, &cli.command, |flag| takes_value(command, flag));
     Ok(Parsed { cli, origins })
+}
+
+/// Whether `flag` as typed (`--cap`, `-c`, `-qc`: the last of a cluster) takes a value in
+/// `command`.
+fn takes_value(command: &clap::Command, flag: &str) -> bool {
+    let found = if let Some(long) = flag.strip_prefix("--") {
+        command.get_arguments().find(|a| a.get_long() == Some(long))
+    } else {
+        let short = flag.strip_prefix('-').and_then(|s| s.chars().last());
+        command
+            .get_arguments()
+            .find(|a| short.is_some() && a.get_short() == short)
+    };
+    found.is_some_and(|a| a.get_action().takes_values())
 }
 
 /// The value of environment variable `name`, `None` when unset or empty.
@@ -287,7 +310,7 @@ fn env_error(
     }
     format!(
         "in the RETRY_* environment variables: {}",
-        one_line(&full_error.render().to_string())
+        super::errors::usage(full_error)
     )
 }
 

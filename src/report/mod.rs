@@ -438,7 +438,7 @@ pub fn error(format: LogFormat, start: Instant, message: &str) {
 /// message it came from: a server's reply, a stored value, a file name. A write that fails is
 /// dropped: stderr is where its error would go.
 pub(crate) fn write_line(text: &str) {
-    let mut line = escape(&one_line(text));
+    let mut line = escape(&without_os_error(&one_line(text)));
     line.push('\n');
     let _ = crate::outlet::stderr(line.as_bytes());
 }
@@ -458,7 +458,7 @@ fn emit_json(event: &str, elapsed: Duration, run_id: Option<&str>, mut fields: V
     if let Value::Object(map) = fields.take() {
         line.extend(map);
     }
-    let mut text = Value::Object(line).to_string();
+    let mut text = without_os_error(&Value::Object(line).to_string()).into_owned();
     text.push('\n');
     // serde_json escapes every control character; a failed write is dropped (see write_line).
     let _ = crate::outlet::stderr(text.as_bytes());
@@ -467,6 +467,30 @@ fn emit_json(event: &str, elapsed: Duration, run_id: Option<&str>, mut fields: V
 /// A duration for JSON: seconds rounded to the microsecond.
 fn micros(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e6
+}
+
+/// `message` without the ` (os error N)` that Rust's I/O errors add to the system's own words
+/// ("No such file or directory (os error 2)"): the words are for people, the number is not.
+fn without_os_error(message: &str) -> std::borrow::Cow<'_, str> {
+    const MARK: &str = " (os error ";
+    if !message.contains(MARK) {
+        return message.into();
+    }
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(MARK) {
+        let after = &rest[at + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(')') {
+            out.push_str(&rest[..at]);
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(&rest[..at + MARK.len()]);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 /// `message` with every line break replaced by a space: one line whatever it quotes.
@@ -481,6 +505,19 @@ fn one_line(message: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn os_error_numbers_are_dropped_and_nothing_else() {
+        assert_eq!(
+            without_os_error("cannot run 'x': No such file or directory (os error 2); next"),
+            "cannot run 'x': No such file or directory; next"
+        );
+        assert_eq!(without_os_error("a (os error x) b"), "a (os error x) b");
+        assert_eq!(
+            without_os_error("one (os error 24) two (os error 11)"),
+            "one two"
+        );
+    }
 
     #[test]
     fn rounds_delays_to_microseconds() {

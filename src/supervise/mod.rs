@@ -170,8 +170,13 @@ impl Supervisor<'_> {
                 self.reporter.interrupted(signal);
                 return exit;
             }
-            if let Outcome::LaunchFailed { message, .. } = &end.outcome {
-                self.reporter.launch_failed(message);
+            if let Outcome::LaunchFailed { message, status } = &end.outcome {
+                match &self.config.not_found_hint {
+                    Some(hint) if *status == crate::status::NOT_FOUND => {
+                        self.reporter.launch_failed(&format!("{message}; {hint}"));
+                    }
+                    _ => self.reporter.launch_failed(message),
+                }
                 return self.give_up(attempt, "the command could not be run", exit);
             }
             let verdict = if findings.stop_match && !succeeded {

@@ -74,3 +74,156 @@ fn help_and_version() {
         .success()
         .stdout(predicate::str::starts_with("retry "));
 }
+
+#[test]
+fn a_misspelt_flag_or_value_gets_clap_s_suggestion_and_a_pointer_to_help() {
+    let line = refuses(&["--jiter", "full", "--", "true"], &["--jiter"]);
+    assert!(line.contains("did you mean '--jitter'?"), "{line}");
+    assert!(line.trim_end().ends_with("(try 'retry --help')"), "{line}");
+    let line = refuses(&["-j", "fulll", "--", "true"], &["--jitter", "fulll"]);
+    assert!(line.contains("did you mean 'full'?"), "{line}");
+    let line = refuses(&["--log-format", "jsn", "true"], &["jsn"]);
+    assert!(line.contains("did you mean 'json'?"), "{line}");
+}
+
+#[test]
+fn no_command_shows_the_usage_line() {
+    let line = refuses(&[], &["COMMAND"]);
+    assert!(
+        line.contains("usage: retry [OPTIONS] [--] COMMAND [ARGS]..."),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_command_that_is_a_misplaced_value_gets_a_hint() {
+    // A duration with a space, unquoted: `minutes` becomes the command.
+    let out = retry()
+        .args(["--cap", "5", "minutes", "--", "x"])
+        .assert()
+        .code(127)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("'minutes' is not a command; quote a value with spaces: --cap '5 minutes'"),
+        "{stderr}"
+    );
+    // Debian's retry takes the number of tries first.
+    let out = retry()
+        .args(["3", "curl", "-fsS", "http://127.0.0.1:9/"])
+        .assert()
+        .code(127)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("'3' is not a command; the number of retries is -n 3"),
+        "{stderr}"
+    );
+    // A command that is simply missing gets no such hint.
+    let out = retry()
+        .args(["-n", "0", "--", "no-such-command-xyz"])
+        .assert()
+        .code(127)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains("is not a command"), "{stderr}");
+}
+
+#[test]
+fn short_help_is_one_screen_with_examples_and_exit_statuses() {
+    let out = retry().arg("-h").assert().success().get_output().clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines().count() <= 40,
+        "{} lines:\n{text}",
+        text.lines().count()
+    );
+    for needle in [
+        "Usage: retry [OPTIONS] [--] COMMAND [ARGS]...",
+        "<COMMAND>...",
+        "Examples:",
+        "retry -- curl -fsS",
+        "Exit status:",
+        "124, 137",
+        "125",
+        "75",
+        "retry --help",
+        "man retry",
+    ] {
+        assert!(text.contains(needle), "-h lacks {needle:?}:\n{text}");
+    }
+    assert!(
+        !text.contains("[COMMAND]"),
+        "COMMAND shown as optional:\n{text}"
+    );
+    let out = retry()
+        .arg("--help")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let long = String::from_utf8(out.stdout).unwrap();
+    let examples = long.rfind("Examples:").unwrap();
+    assert!(
+        examples > long.find("--budget-store").unwrap(),
+        "examples come last"
+    );
+}
+
+#[test]
+fn no_message_carries_an_os_error_number() {
+    let dir = tempfile::tempdir().unwrap();
+    /// Arguments, and variables to set.
+    type Case<'a> = (Vec<String>, Vec<(&'a str, String)>);
+    let cases: Vec<Case> = vec![
+        (vec!["--".into(), "no-such-command-xyz".into()], vec![]),
+        (vec!["--".into(), "/etc/passwd".into()], vec![]),
+        (
+            vec!["--".into(), "true".into()],
+            vec![
+                ("GITHUB_ACTIONS", "true".into()),
+                (
+                    "GITHUB_OUTPUT",
+                    dir.path().join("no/such/dir").display().to_string(),
+                ),
+            ],
+        ),
+        (
+            vec![
+                "--simulate".into(),
+                "10".into(),
+                "--plot".into(),
+                dir.path().join("no/such/dir/p.svg").display().to_string(),
+            ],
+            vec![],
+        ),
+        (
+            vec![
+                "--budget".into(),
+                "k".into(),
+                "--budget-store".into(),
+                "/proc/version/x".into(),
+                "--".into(),
+                "true".into(),
+            ],
+            vec![],
+        ),
+    ];
+    for (args, vars) in cases {
+        for format in ["text", "json"] {
+            let out = retry()
+                .args(["--log-format", format])
+                .args(&args)
+                .envs(vars.iter().map(|(k, v)| (*k, v.as_str())))
+                .write_stdin("input")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!stderr.is_empty(), "{args:?}: no message at all");
+            assert!(!stderr.contains("os error"), "{args:?} {format}: {stderr}");
+        }
+    }
+}

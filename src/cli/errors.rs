@@ -1,0 +1,127 @@
+//! clap's errors as retry's one-line messages, keeping what helps: clap's suggestion for a
+//! misspelt flag or value (`did you mean '--jitter'?`), its tips, the usage line when COMMAND
+//! is missing, and a pointer to `--help`; and the hint for a command that is not found because
+//! it is a misplaced value (`retry --cap 5 minutes -- ...`, `retry 3 curl ...`).
+
+use std::ffi::OsString;
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+
+use super::one_line;
+
+/// The usage line, as `retry -h` shows it.
+pub const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARGS]...";
+
+/// Where a usage error sends the reader.
+const MORE: &str = "try 'retry --help'";
+
+/// `e` as one line (without the `retry: ` prefix): clap's message, then its suggestions and
+/// tips, then [`MORE`]; for a missing COMMAND, the usage line.
+pub fn usage(e: &clap::Error) -> String {
+    let mut parts = Vec::new();
+    let missing_command = e.kind() == ErrorKind::MissingRequiredArgument
+        && matches!(e.get(ContextKind::InvalidArg),
+            Some(ContextValue::Strings(args)) if args.iter().any(|a| a.contains("COMMAND")));
+    if missing_command {
+        parts.push(format!("no command to run; usage: {USAGE}"));
+    } else {
+        parts.push(one_line(&e.render().to_string()));
+    }
+    for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
+        match e.get(kind) {
+            Some(ContextValue::String(s)) => parts.push(format!("did you mean '{s}'?")),
+            Some(ContextValue::Strings(s)) if !s.is_empty() => {
+                let quoted: Vec<String> = s.iter().map(|s| format!("'{s}'")).collect();
+                parts.push(format!("did you mean {}?", quoted.join(" or ")));
+            }
+            _ => {}
+        }
+    }
+    // clap's other tips, unless it found a similar name: "to pass '--jiter' as a value, use
+    // '-- --jiter'" beside "did you mean '--jitter'?" only muddles it.
+    if parts.len() == 1
+        && let Some(ContextValue::StyledStrs(tips)) = e.get(ContextKind::Suggested)
+    {
+        parts.extend(tips.iter().map(|t| format!("tip: {t}")));
+    }
+    format!("{} ({MORE})", parts.join("; "))
+}
+
+/// Why COMMAND (`command[0]`, not found) may not be a command at all, given the words before it
+/// in `args` (program name first) and `takes_value`, which says whether a flag (`--cap`, `-c`)
+/// takes a value: a bare number (Debian's `retry` takes the number of tries first), or a word
+/// right after a flag's value (a value with a space, unquoted).
+pub fn not_found_hint(
+    args: &[OsString],
+    command: &[OsString],
+    takes_value: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let program = command.first()?.to_str()?;
+    if !program.is_empty() && program.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(format!(
+            "'{program}' is not a command; the number of retries is -n {program}"
+        ));
+    }
+    // The words before the command: ..., FLAG, VALUE, COMMAND (no `--` between).
+    let start = args.len().checked_sub(command.len())?;
+    let before = args.get(1..start)?;
+    let [.., flag, value] = before else {
+        return None;
+    };
+    let (flag, value) = (flag.to_str()?, value.to_str()?);
+    if value == "--" || !flag.starts_with('-') || flag.contains('=') || !takes_value(flag) {
+        return None;
+    }
+    Some(format!(
+        "'{program}' is not a command; quote a value with spaces: {flag} '{value} {program}'"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn err(args: &[&str]) -> String {
+        let e = super::super::Cli::command()
+            .try_get_matches_from(std::iter::once("retry").chain(args.iter().copied()))
+            .unwrap_err();
+        usage(&e)
+    }
+
+    #[test]
+    fn suggestions_and_the_help_pointer_are_kept() {
+        let e = err(&["--jiter", "full", "--", "true"]);
+        assert!(e.starts_with("unexpected argument '--jiter' found"), "{e}");
+        assert!(e.contains("did you mean '--jitter'?"), "{e}");
+        assert!(e.ends_with("(try 'retry --help')"), "{e}");
+        assert!(!e.contains("as a value"), "{e}");
+        let e = err(&["-j", "fulll", "true"]);
+        assert!(e.contains("did you mean 'full'?"), "{e}");
+        let e = err(&[]);
+        assert_eq!(
+            e,
+            "no command to run; usage: retry [OPTIONS] [--] COMMAND [ARGS]... (try 'retry --help')"
+        );
+    }
+
+    #[test]
+    fn hints_for_a_command_that_is_a_misplaced_value() {
+        let os = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+        let takes = |f: &str| ["--cap", "-c", "-n"].contains(&f);
+        let args = os(&["retry", "--cap", "5", "minutes", "--", "x"]);
+        assert_eq!(
+            not_found_hint(&args, &args[3..], takes).unwrap(),
+            "'minutes' is not a command; quote a value with spaces: --cap '5 minutes'"
+        );
+        let args = os(&["retry", "3", "curl", "-fsS"]);
+        assert_eq!(
+            not_found_hint(&args, &args[1..], takes).unwrap(),
+            "'3' is not a command; the number of retries is -n 3"
+        );
+        let args = os(&["retry", "-q", "--", "nosuch"]);
+        assert_eq!(not_found_hint(&args, &args[3..], takes), None);
+        let args = os(&["retry", "--cap=5", "nosuch"]);
+        assert_eq!(not_found_hint(&args, &args[2..], takes), None);
+    }
+}

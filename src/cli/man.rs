@@ -1,0 +1,234 @@
+//! The man page, retry(1): clap_mangen's sections from the clap definition (NAME, SYNOPSIS,
+//! DESCRIPTION, OPTIONS and one section per help heading), then what it cannot derive: EXIT
+//! STATUS and EXAMPLES (the same text as `--help`, from [`super::help`]), ENVIRONMENT (each
+//! variable with its value's real name), SIGNALS and SEE ALSO.
+
+use std::io::{self, Write};
+
+use clap_mangen::Man;
+use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
+
+use super::help::{EXAMPLES, EXIT_STATUSES};
+
+/// Writes the man page for `command` (the documented definition) to `out`.
+///
+/// # Errors
+/// Only from writing to `out`.
+pub fn write(command: clap::Command, out: &mut dyn Write) -> io::Result<()> {
+    let extra = sections(&command);
+    // The title line by hand: clap_mangen drops an empty date instead of quoting it, which
+    // shifts the other fields; and a date would make the page differ from day to day.
+    let title = format!(
+        ".TH RETRY 1 \"\" \"retry {}\" \"User Commands\"\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    let command_help = command
+        .get_arguments()
+        .find(|a| a.get_id() == "command")
+        .and_then(|a| a.get_long_help().or(a.get_help()))
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    // COMMAND is no option: it is described under DESCRIPTION, not listed under OPTIONS.
+    let man = Man::new(command.mut_arg("command", |a| a.hide(true)));
+    let mut operand = Roff::new();
+    operand.control("TP", []);
+    operand.text([
+        italic("COMMAND"),
+        roman(" ["),
+        italic("ARGS"),
+        roman("]..."),
+    ]);
+    // The short help is a line without a full stop; the long help follows it.
+    operand.text([roman(
+        command_help.replacen("\n\n", ". ", 1).replace("\n\n", " "),
+    )]);
+    let parts = [
+        title.into_bytes(),
+        rendered(|w| man.render_name_section(w))?,
+        rendered(|w| man.render_synopsis_section(w))?,
+        rendered(|w| man.render_description_section(w))?,
+        rendered(|w| operand.to_writer(w))?,
+        rendered(|w| man.render_options_section(w))?,
+        rendered(|w| extra.to_writer(w))?,
+        rendered(|w| man.render_version_section(w))?,
+    ];
+    // Each part starts with roff's preamble (how to print apostrophes): write it once.
+    let preamble = Roff::new().render();
+    out.write_all(preamble.as_bytes())?;
+    for part in &parts {
+        out.write_all(part.strip_prefix(preamble.as_bytes()).unwrap_or(part))?;
+    }
+    Ok(())
+}
+
+/// What `render` writes, as bytes.
+fn rendered(render: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<Vec<u8>> {
+    let mut text = Vec::new();
+    render(&mut text)?;
+    Ok(text)
+}
+
+/// The value a variable takes, as its flag names it: `DURATION`, `N|unlimited`; `true|false`
+/// for a switch.
+fn value_name(arg: &clap::Arg) -> String {
+    if !arg.get_action().takes_values() {
+        return "true|false".to_string();
+    }
+    arg.get_value_names()
+        .and_then(|v| v.first())
+        .map_or_else(|| "VALUE".to_string(), |v| v.to_string())
+}
+
+/// The sections clap_mangen cannot derive: EXIT STATUS, ENVIRONMENT, SIGNALS, EXAMPLES and
+/// SEE ALSO.
+fn sections(command: &clap::Command) -> Roff {
+    let mut r = Roff::new();
+
+    r.control("SH", ["EXIT STATUS"]);
+    for s in EXIT_STATUSES {
+        let tag = match s.status {
+            "status" => vec![italic("status")],
+            "signal N" => vec![roman("death by signal "), italic("N")],
+            numbers => numbers
+                .split(", ")
+                .enumerate()
+                .flat_map(|(i, n)| {
+                    let sep = (i > 0).then(|| roman(", "));
+                    sep.into_iter().chain([bold(n)])
+                })
+                .collect(),
+        };
+        item(&mut r, tag, s.long);
+    }
+    r.control("PP", []);
+    r.text([roman(
+        "The statuses 126, 127 and 141 (death by SIGPIPE: the reader is gone) form the default \
+         stop set: they are not retried unless --retry-on names them. --stop-on adds to it.",
+    )]);
+
+    r.control("SH", ["ENVIRONMENT"]);
+    r.text([roman(
+        "Every backoff and stopping flag may be set from the environment, so that a CI pipeline \
+         sets its policy once. Precedence, highest first: a flag on the command line, --preset \
+         on the command line, a RETRY_<FLAG> variable, RETRY_PRESET, the built-in default. An \
+         empty variable counts as unset. A variable is not read when its flag is given; \
+         otherwise a bad value is an error (status 125) naming the variable. The variables \
+         pass on to COMMAND with the rest of the environment, so a retry inside it sees them \
+         too.",
+    )]);
+    for arg in command.get_arguments() {
+        let (Some(env), Some(long)) = (arg.get_env(), arg.get_long()) else {
+            continue;
+        };
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        r.control("TP", []);
+        r.text([
+            bold(env.to_string_lossy()),
+            roman("="),
+            italic(value_name(arg)),
+        ]);
+        r.text([roman(format!("As --{long}: {help}."))]);
+    }
+    item(
+        &mut r,
+        [bold("RETRY_ATTEMPT")],
+        "Set by retry in each attempt's environment: the attempt's number, from 1.",
+    );
+    item(
+        &mut r,
+        [bold("RETRY_MAX_ATTEMPTS")],
+        "Set by retry in each attempt's environment: the number of attempts in all \
+         (--max-retries plus one; after a --reset-after reset at attempt K, K plus \
+         --max-retries), empty when unlimited.",
+    );
+    item(
+        &mut r,
+        [bold("RETRY_RUN_ID")],
+        "Set by retry for each attempt and hook: 128 random bits in hex, the same for every \
+         attempt of one run, new for every run; also the run_id of every JSON event. Send it \
+         as an Idempotency-Key header (IETF draft-ietf-httpapi-idempotency-key-header) so that \
+         a server can tell a retried request from a new one.",
+    );
+    item(
+        &mut r,
+        [bold("RETRY_TIME_LEFT")],
+        "Set by retry for each attempt and hook: the seconds left until --deadline when it \
+         starts (three decimals), empty without a deadline.",
+    );
+    item(
+        &mut r,
+        [bold("GITHUB_ACTIONS"), roman(", "), bold("GITHUB_OUTPUT")],
+        "When GITHUB_ACTIONS is true (and --no-github is not given), retry writes a ::warning \
+         workflow command after a success that needed retries and an ::error when it gives up, \
+         on stderr, and appends attempts=N and status=S to the file GITHUB_OUTPUT names.",
+    );
+    item(
+        &mut r,
+        [bold("NO_COLOR")],
+        "retry's own lines are never coloured. The help is styled (bold, underline) only on a \
+         terminal, and not at all when NO_COLOR is set to a non-empty value.",
+    );
+
+    r.control("SH", ["SIGNALS"]);
+    item(
+        &mut r,
+        [
+            bold("INT"),
+            roman(", "),
+            bold("TERM"),
+            roman(", "),
+            bold("HUP"),
+            roman(", "),
+            bold("QUIT"),
+        ],
+        "While an attempt runs: passed on to it, once, and retrying stops; retry then exits \
+         with that attempt's status (dying of the same signal if the attempt did). During a \
+         wait between attempts, or while retry waits on a reader that does not read or on a \
+         budget store: retry ends at once, by that same signal.",
+    );
+    item(
+        &mut r,
+        [bold("USR1"), roman(", "), bold("USR2")],
+        "Passed on to the running attempt; retrying goes on. Dropped during a wait.",
+    );
+    item(
+        &mut r,
+        [bold("TERM"), roman(" then "), bold("KILL")],
+        "An attempt is stopped (at --timeout, at --deadline, or when retry gets TERM) by TERM \
+         to its whole process tree, then KILL if it is still alive after --kill-after.",
+    );
+    item(
+        &mut r,
+        [roman("terminal")],
+        "In the foreground of a terminal, each attempt stays in retry's process group: it can \
+         read the terminal, Ctrl-Z and fg work, and a typed Ctrl-C or a hangup reaches it \
+         directly, exactly once (retry does not pass it on a second time). Otherwise each \
+         attempt leads a process group of its own, and signals go to that group. Signals \
+         ignored when retry starts (INT and QUIT in a background job) stay ignored.",
+    );
+
+    r.control("SH", ["EXAMPLES"]);
+    for e in EXAMPLES {
+        item(&mut r, [bold(e.command)], e.what);
+    }
+
+    r.control("SH", ["SEE ALSO"]);
+    r.text([
+        bold("timeout"),
+        roman("(1), "),
+        bold("flock"),
+        roman("(1), "),
+        bold("curl"),
+        roman("(1), "),
+        bold("sysexits.h"),
+        roman("(3head)"),
+    ]);
+    r
+}
+
+/// A tagged paragraph: `tag` on its own line, `text` indented below it.
+fn item(r: &mut Roff, tag: impl Into<Vec<Inline>>, text: &str) {
+    r.control("TP", []);
+    r.text(tag);
+    r.text([roman(text)]);
+}
