@@ -11,7 +11,12 @@
 # median of RSS_RUNS runs).
 #
 # Usage: benches/startup.sh          (builds both binaries first)
-# ROUNDS (default 1000) rounds after WARMUP (default 50); RSS_RUNS (default 30).
+#        BASELINE=REV benches/startup.sh
+# ROUNDS (default 1000) rounds after WARMUP (default 50); RSS_RUNS (default 30). With BASELINE
+# (a git revision, such as the commit before a change), that revision's default release build
+# (built in a temporary worktree under target/) joins the rounds as "baseline", and the report
+# adds the paired ratio of this build to it and both peak RSS figures: the check that a change
+# left start-up and memory as they were.
 # Needs python3, GNU time and the Debian `retry` package; installs the last two with apt-get
 # when missing (as root).
 set -euo pipefail
@@ -35,6 +40,15 @@ RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+crt-static -C link-arg=-W
     cargo build --release -q --bin retry --target "$TARGET"
 static="target/$TARGET/release/retry"
 dynamic=target/release/retry
+baseline=""
+if [ -n "${BASELINE:-}" ]; then
+    rev=$(git rev-parse --verify "$BASELINE^{commit}")
+    tree="target/baseline-$rev"
+    [ -d "$tree" ] || git worktree add -q --detach "$tree" "$rev"
+    (cd "$tree" && CARGO_TARGET_DIR="$PWD/target" cargo build --release -q --bin retry)
+    baseline="$tree/target/release/retry"
+    echo "# baseline: $(git log -1 --format='%h %s' "$rev" | cut -c1-80)"
+fi
 case $(ldd "$static" 2>&1 || true) in
     *"statically linked"* | *"not a dynamic executable"*) ;;
     *) echo "startup.sh: $static is not static" >&2; exit 1 ;;
@@ -44,11 +58,11 @@ echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | se
 echo "# static: $static ($(stat -c %s "$static") bytes); default: $dynamic ($(stat -c %s "$dynamic") bytes)"
 echo "# Debian retry $(dpkg-query -W -f='${Version}' retry); $ROUNDS rounds after $WARMUP, order shuffled in each"
 
-python3 - "$ROUNDS" "$WARMUP" "$static" "$dynamic" <<'EOF'
+python3 - "$ROUNDS" "$WARMUP" "$static" "$dynamic" "$baseline" <<'EOF'
 import os, random, statistics, sys, time
 
 rounds, warmup = int(sys.argv[1]), int(sys.argv[2])
-static, dynamic = sys.argv[3], sys.argv[4]
+static, dynamic, baseline = sys.argv[3], sys.argv[4], sys.argv[5]
 commands = {
     "static": [static, "--", "true"],
     "default": [dynamic, "--", "true"],
@@ -63,6 +77,12 @@ labels = {
     "debian": "retry -- true (Debian)",
     "true": "true (bare)",
 }
+pairs = [("static", "default"), ("static", "timeout"), ("static", "debian"),
+         ("default", "timeout"), ("default", "debian"), ("timeout", "debian")]
+if baseline:
+    commands["baseline"] = [baseline, "--", "true"]
+    labels["baseline"] = "retry -- true (baseline build)"
+    pairs.insert(0, ("default", "baseline"))
 env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 
 def run(argv):
@@ -88,8 +108,7 @@ for k in commands:
     print(f"{labels[k]:34} {statistics.median(times[k]) / 1e6:12.3f}")
 print()
 print(f"{'paired ratio (median of per-round ratios)':48} {'median':>7}")
-for a, b in [("static", "default"), ("static", "timeout"), ("static", "debian"),
-             ("default", "timeout"), ("default", "debian"), ("timeout", "debian")]:
+for a, b in pairs:
     r = statistics.median(x / y for x, y in zip(times[a], times[b]))
     print(f"{labels[a] + ' / ' + b:48} {r:7.3f}")
 EOF
@@ -102,3 +121,6 @@ peak_rss() {
 }
 echo
 echo "peak RSS, median of $RSS_RUNS runs (KiB): static $(peak_rss "$static" -- true), default $(peak_rss "$dynamic" -- true), Debian retry $(peak_rss /usr/bin/retry -- true), timeout $(peak_rss timeout 10 true)"
+if [ -n "$baseline" ]; then
+    echo "peak RSS, median of $RSS_RUNS runs (KiB): baseline build $(peak_rss "$baseline" -- true)"
+fi
