@@ -2,17 +2,19 @@
 //! definition in [`crate::cli`] by the hidden `retry --generate WHAT`.
 //!
 //! Copies are committed under `man/` and `completions/` (see [`Target::path`]); the test
-//! `tests/cli/generated.rs` regenerates them and fails on any difference.
+//! `tests/cli/generated.rs` regenerates them and fails on any difference. The completion
+//! scripts are built in `generate/complete.rs`.
 
 use std::io::{self, Write};
 
 use clap::ValueEnum;
-use clap::builder::Resettable;
 use clap_complete::Shell;
 use clap_mangen::Man;
 use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
 use crate::cli;
+
+mod complete;
 
 /// What `--generate` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -59,35 +61,13 @@ pub fn write(target: Target, out: &mut dyn Write) -> io::Result<()> {
         Target::Elvish => Shell::Elvish,
         Target::Powershell => Shell::PowerShell,
     };
-    // clap_complete panics when its writer fails (a closed pipe): generate into memory, then
-    // write, so that a write error is returned instead.
-    let mut text = Vec::new();
-    clap_complete::generate(shell, &mut completed(), "retry", &mut text);
-    out.write_all(&text)
+    out.write_all(&complete::script(shell)?)
 }
 
 /// The definition as documented: environment values hidden, so that the output is the same
 /// whoever runs it.
 fn command() -> clap::Command {
     cli::documented().mut_args(|arg| arg.hide_env_values(true))
-}
-
-/// The definition as completed: without the hidden arguments, which clap_complete would offer
-/// (it ignores `hide`). Requirements are dropped with them: completion does not check them,
-/// and COMMAND's would name the missing `--generate`.
-fn completed() -> clap::Command {
-    let full = command();
-    let visible = full
-        .get_arguments()
-        .filter(|arg| !arg.is_hide_set())
-        .map(|arg| arg.clone().required_unless_present(Resettable::Reset));
-    let mut completed = clap::Command::new("retry")
-        .version(env!("CARGO_PKG_VERSION"))
-        .args(visible);
-    if let Some(about) = full.get_about() {
-        completed = completed.about(about.clone());
-    }
-    completed
 }
 
 /// The man page: clap_mangen's sections (NAME, SYNOPSIS, DESCRIPTION, OPTIONS, one section per

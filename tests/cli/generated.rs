@@ -140,5 +140,7 @@ fn completions_know_the_flags_and_their_values() {
             !text.contains("--generate"),
             "{what} offers the hidden --generate"
         );
+        // `no-backoff` and lists of modes are for --simulate: a run refuses them.
+        assert!(!text.contains("no-backoff"), "{what} offers no-backoff");
     }
 }
