@@ -342,3 +342,57 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _retry -o bashdefault -o default retry
 fi
+
+# retry's glue, after clap_complete's script (src/cli/generate/complete.rs). The words from
+# the command on (after `--`, or from the first word that is neither an option nor an
+# option's value) are the wrapped command's: they are completed as bash-completion completes
+# them after sudo or timeout (_command_offset). retry's own words are completed by _retry.
+_retry_line() {
+    local i=1 word
+    while ((i < COMP_CWORD)); do
+        word=${COMP_WORDS[i]}
+        if [[ $word == -- ]]; then
+            _retry_command $((i + 1))
+            return
+        elif [[ $word != -?* ]]; then
+            _retry_command $i
+            return
+        elif [[ ${COMP_WORDS[i + 1]} == = ]]; then
+            # --flag=value, which bash splits at the `=`.
+            ((i += 2))
+        else
+            # The flags that take a value, from the clap definition.
+            case $word in
+                --preset|--base|--multiplier|--cap|--jitter|--seed|--max-retries|--reset-after|--deadline|--timeout|--idle-timeout|--kill-after|--retry-on|--stop-on|--retry-if-output|--stop-if-output|--delay-from-output|--max-hint|--max-replay|--log-format|--on-retry|--on-retry-fail|--on-give-up|--splay|--budget|--budget-store|--breaker|--breaker-cooldown|--budget-max-tokens|--budget-token-ratio|--budget-refill|--simulate|--runs|--model|--capacity|--failure-rate|--plot) ((i++)) ;;
+                *) [[ $word =~ ^-[qvhV]*[bmcjndt]$ ]] && ((i++)) ;;
+            esac
+        fi
+        ((i++))
+    done
+    if ((i == COMP_CWORD)) && [[ ${COMP_WORDS[i]} != -* ]]; then
+        _retry_command $i
+        return
+    fi
+    if ((COMP_CWORD >= 2)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == = ]]; then
+        # The value of --flag=value: complete it as the value of --flag.
+        set -- "$1" "$2" "${COMP_WORDS[COMP_CWORD - 2]}"
+    fi
+    compopt -o bashdefault -o default 2>/dev/null
+    compopt -o nosort 2>/dev/null
+    _retry "$@"
+}
+
+# Completes the words from COMP_WORDS[$1] on as a command line of their own.
+_retry_command() {
+    if declare -F _command_offset >/dev/null; then
+        _command_offset "$1"
+    elif (($1 == COMP_CWORD)); then
+        # Without bash-completion: command names, then file names.
+        COMPREPLY=($(compgen -c -- "${COMP_WORDS[COMP_CWORD]}"))
+    else
+        compopt -o default 2>/dev/null
+        COMPREPLY=()
+    fi
+}
+
+complete -F _retry_line retry

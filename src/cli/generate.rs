@@ -3,7 +3,8 @@
 //!
 //! Copies are committed under `man/` and `completions/` (see [`Target::path`]); the test
 //! `tests/cli/generated.rs` regenerates them and fails on any difference. The completion
-//! scripts are built in `generate/complete.rs`.
+//! scripts are built in `generate/complete.rs`, with the glue that completes the wrapped
+//! command.
 
 use std::io::{self, Write};
 
@@ -51,7 +52,8 @@ impl Target {
 /// the environment (the `RETRY_<FLAG>` variables are named, their values never shown).
 ///
 /// # Errors
-/// Only from writing to `out`.
+/// From writing to `out`; or when clap_complete's script is not as the completion glue
+/// expects (a clap_complete that writes it otherwise: the tests say so).
 pub fn write(target: Target, out: &mut dyn Write) -> io::Result<()> {
     let shell = match target {
         Target::Man => return man(command(), out),
