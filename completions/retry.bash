@@ -386,6 +386,12 @@ _retry_line() {
 _retry_command() {
     if declare -F _command_offset >/dev/null; then
         _command_offset "$1"
+    elif declare -F _comp_command_offset >/dev/null; then
+        # bash-completion 2.12 on, without its deprecated names: with `words` unset, the
+        # index is one in COMP_WORDS, as for _command_offset.
+        local words
+        unset -v words
+        _comp_command_offset "$1"
     elif (($1 == COMP_CWORD)); then
         # Without bash-completion: command names, then file names.
         COMPREPLY=($(compgen -c -- "${COMP_WORDS[COMP_CWORD]}"))

@@ -161,6 +161,8 @@ impl Session {
         let root = dir.path();
         let work = mkdir(root, "work");
         std::fs::write(work.join(FILE), "").unwrap();
+        // retry on PATH, as when installed: fish loads a command's completions only when the
+        // command exists.
         let bin = mkdir(root, "bin");
         symlink(assert_cmd::cargo::cargo_bin!("retry"), bin.join("retry")).unwrap();
         let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(

@@ -142,7 +142,7 @@ impl Flags {
 }
 
 /// clap_complete's zsh script with COMMAND completed by `_retry_command` (glue.zsh) instead of
-/// `_cmdambivalent`, which after `--` takes `--` for the command.
+/// `_cmdambivalent`, which takes `--` for the command when it is retry's first argument.
 fn zsh(text: &str) -> io::Result<String> {
     let text = replace_once(text, ":_cmdambivalent' \\\n", ":_retry_command' \\\n")?;
     let end = "if [ \"$funcstack[1]\" = \"_retry\" ]; then";
