@@ -2,15 +2,18 @@
 //! definition in [`crate::cli`] by the hidden `retry --generate WHAT`.
 //!
 //! Copies are committed under `man/` and `completions/` (see [`Target::path`]); the test
-//! `tests/cli/generated.rs` regenerates them and fails on any difference.
+//! `tests/cli/generated.rs` regenerates them and fails on any difference. The completion
+//! scripts are built in `generate/complete.rs`, with the glue that completes the wrapped
+//! command.
 
 use std::io::{self, Write};
 
 use clap::ValueEnum;
-use clap::builder::Resettable;
 use clap_complete::Shell;
 
 use crate::cli;
+
+mod complete;
 
 /// What `--generate` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -47,7 +50,8 @@ impl Target {
 /// the environment (the `RETRY_<FLAG>` variables are named, their values never shown).
 ///
 /// # Errors
-/// Only from writing to `out`.
+/// From writing to `out`; or when clap_complete's script is not as the completion glue
+/// expects (a clap_complete that writes it otherwise: the tests say so).
 pub fn write(target: Target, out: &mut dyn Write) -> io::Result<()> {
     let shell = match target {
         Target::Man => return super::man::write(command(), out),
@@ -57,33 +61,11 @@ pub fn write(target: Target, out: &mut dyn Write) -> io::Result<()> {
         Target::Elvish => Shell::Elvish,
         Target::Powershell => Shell::PowerShell,
     };
-    // clap_complete panics when its writer fails (a closed pipe): generate into memory, then
-    // write, so that a write error is returned instead.
-    let mut text = Vec::new();
-    clap_complete::generate(shell, &mut completed(), "retry", &mut text);
-    out.write_all(&text)
+    out.write_all(&complete::script(shell)?)
 }
 
 /// The definition as documented: environment values hidden, so that the output is the same
 /// whoever runs it.
 fn command() -> clap::Command {
     cli::documented().mut_args(|arg| arg.hide_env_values(true))
-}
-
-/// The definition as completed: without the hidden arguments, which clap_complete would offer
-/// (it ignores `hide`). Requirements are dropped with them: completion does not check them,
-/// and COMMAND's would name the missing `--generate`.
-fn completed() -> clap::Command {
-    let full = command();
-    let visible = full
-        .get_arguments()
-        .filter(|arg| !arg.is_hide_set())
-        .map(|arg| arg.clone().required_unless_present(Resettable::Reset));
-    let mut completed = clap::Command::new("retry")
-        .version(env!("CARGO_PKG_VERSION"))
-        .args(visible);
-    if let Some(about) = full.get_about() {
-        completed = completed.about(about.clone());
-    }
-    completed
 }

@@ -140,5 +140,37 @@ fn completions_know_the_flags_and_their_values() {
             !text.contains("--generate"),
             "{what} offers the hidden --generate"
         );
+        // `no-backoff` and lists of modes are for --simulate: a run refuses them.
+        assert!(!text.contains("no-backoff"), "{what} offers no-backoff");
+    }
+}
+
+#[test]
+fn bash_zsh_and_fish_completions_hand_the_command_to_the_shell() {
+    // The glue that completes the wrapped command as the shell would without retry
+    // (tests/cli/completions.rs runs it), and where it learnt which flags take a value.
+    for (what, needles) in [
+        (
+            "bash",
+            &[
+                "_command_offset",
+                "complete -F _retry_line retry",
+                "|--cap|",
+            ][..],
+        ),
+        ("zsh", &[":_retry_command' \\", "_normal -p retry"][..]),
+        (
+            "fish",
+            &[
+                "-n 'not __fish_retry_command >/dev/null' -s c -l cap",
+                "complete -C",
+            ][..],
+        ),
+    ] {
+        let text = String::from_utf8(generate(what, &[])).unwrap();
+        for needle in needles {
+            assert!(text.contains(needle), "{what} completions lack {needle:?}");
+        }
+        assert!(!text.contains("@VALUE_"), "{what}: a placeholder is left");
     }
 }

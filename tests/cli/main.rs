@@ -7,6 +7,7 @@ mod redis_server;
 mod breaker;
 mod budget;
 mod cli_errors;
+mod completions;
 mod dry_run;
 mod ecosystem;
 mod events;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use clap::CommandFactory;
 
-use crate::helpers::jammed::{STOP_LIMIT, Scene, full_fifo};
+use crate::helpers::jammed::{Scene, full_fifo};
 use crate::helpers::{retry, retry_std, wait_with_limit};
 
 /// The command every jammed run retries: it writes nothing (so it never blocks itself on the
@@ -139,6 +139,7 @@ fn every_flag_ends_at_once_on_term_with_every_output_jammed() {
         "no jammed-run sample for {missing:?}: add one to `sample`"
     );
     let mut blocked_in_write = 0;
+    let mut slowest = Duration::ZERO;
     for id in &ids {
         let scene = Scene::new();
         let (flags, runs) = sample(id, &scene).unwrap();
@@ -158,12 +159,9 @@ fn every_flag_ends_at_once_on_term_with_every_output_jammed() {
             args.extend(defaults(&flags));
             args.extend(failing(&scene));
         }
+        // (Scene::run fails a retry that stays where it was blocked past STOP_LIMIT.)
         let jammed = scene.run(&args, &[], runs);
-        assert!(
-            jammed.stopped_after <= STOP_LIMIT,
-            "{id}: {args:?} took {:?}",
-            jammed.stopped_after
-        );
+        slowest = slowest.max(jammed.stopped_after);
         // 1 is write(2) on x86_64 and 64 on aarch64: where a deaf retry would be stuck.
         if matches!(jammed.blocked_in.as_deref(), Some("1" | "64")) {
             blocked_in_write += 1;
@@ -180,6 +178,7 @@ fn every_flag_ends_at_once_on_term_with_every_output_jammed() {
     }
     // The runs that block do so in write (their output), not only in the event loop's wait.
     assert!(blocked_in_write > 0, "no run ever blocked writing");
+    eprintln!("slowest end after TERM: {slowest:?}");
 }
 
 #[test]
