@@ -16,7 +16,8 @@
 //!
 //! A hint is kept as the wall-clock time before which the server wants no new request, so a
 //! delta read early in a long attempt is not counted twice. If several hints are present, the
-//! latest time wins.
+//! latest time wins. A number too large for a float is the furthest time a hint can name
+//! ([`FAR`]), never dropped.
 
 use std::fmt;
 use std::time::{Duration, SystemTime};
@@ -106,20 +107,30 @@ pub fn parse_delay_value(value: &str, now: SystemTime) -> Result<SystemTime, Bad
     httpdate::parse_http_date(value).map_err(|_| BadHint(value.to_string()))
 }
 
-/// A non-negative, finite decimal number of seconds.
+/// A non-negative decimal number (digits, at most one `.`): seconds, milliseconds or an epoch,
+/// as the caller reads it. A number too large for an `f64` (about 309 digits and more) is
+/// infinite, never dropped: it asks for more than any limit, and [`add_secs`] makes it a time
+/// far in the future, as RFC 9111, section 1.2.2 has a cache take a delta-seconds "greater
+/// than the greatest integer it can represent" as the greatest it can
+/// (<https://www.rfc-editor.org/rfc/rfc9111#section-1.2.2>).
 fn parse_seconds(value: &str) -> Option<f64> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return None;
     }
-    value.parse::<f64>().ok().filter(|s| s.is_finite())
+    // Digits and a dot never parse as NaN; too many digits parse as infinity.
+    value.parse::<f64>().ok()
 }
 
-/// `base + secs`, saturating at a time far in the future.
+/// `base + secs`, saturating at [`FAR`] past `base` (also for an infinite `secs`).
 fn add_secs(base: SystemTime, secs: f64) -> SystemTime {
-    let far = Duration::from_secs(100 * 365 * 86_400);
-    let d = Duration::try_from_secs_f64(secs).unwrap_or(far).min(far);
-    base.checked_add(d).unwrap_or(base + far)
+    let d = Duration::try_from_secs_f64(secs).unwrap_or(FAR).min(FAR);
+    base.checked_add(d).unwrap_or(base + FAR)
 }
+
+/// How far past its origin (now for a delay, 1970 for `X-RateLimit-Reset`'s epoch seconds) a
+/// hint reaches at most: 100 years of 365 days. Longer ones, and numbers too large for an
+/// `f64`, are cut to it: still past any `--max-hint` or deadline.
+pub const FAR: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// Reads one stream's header lines and keeps the latest hint. Feed it every line of the
 /// output; lines that are not headers are skipped.
@@ -429,6 +440,45 @@ mod tests {
         assert_eq!(wait("Retry-After: -5"), None);
         assert_eq!(wait("x-amz-retry-after: 1.5"), None);
         assert_eq!(wait("Content-Length: 5"), None);
+    }
+
+    #[test]
+    fn numbers_too_large_for_a_float_are_the_furthest_hint_not_none() {
+        let far = now() + FAR;
+        for digits in [20, 300, 309, 400, 5000] {
+            let n = "9".repeat(digits);
+            assert_eq!(parse_delay_value(&n, now()), Ok(far), "{digits} digits");
+            assert_eq!(parse_delay_value(&format!("{n}.5"), now()), Ok(far));
+            let at = |text: &str| read(text).map(|h| h.not_before);
+            assert_eq!(at(&format!("HTTP/1.1 429\nRetry-After: {n}")), Some(far));
+            assert_eq!(
+                at(&format!("HTTP/1.1 429\nx-amz-retry-after: {n}")),
+                Some(far)
+            );
+            assert_eq!(
+                at(&format!("HTTP/1.1 429\nRateLimit: \"q\";r=0;t={n}")),
+                Some(far)
+            );
+            let epoch = SystemTime::UNIX_EPOCH + FAR;
+            assert_eq!(
+                at(&format!(
+                    "HTTP/1.1 429\nX-RateLimit-Remaining: 0\nX-RateLimit-Reset: {n}"
+                )),
+                Some(epoch)
+            );
+            // An enormous count of remaining requests is not 0.
+            assert_eq!(
+                at(&format!("HTTP/1.1 429\nRateLimit: \"q\";r={n};t=5")),
+                None
+            );
+        }
+        // Tiny, but many digits: a number like any other.
+        let tiny = format!("0.{}1", "0".repeat(400));
+        assert_eq!(parse_delay_value(&tiny, now()), Ok(now()));
+        // Not numbers, however long.
+        for bad in [".", "1.2.3", "1e400", "inf", "NaN", "-1", "+1"] {
+            assert!(parse_delay_value(bad, now()).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -346,3 +346,23 @@ fn the_json_wait_event_names_the_hint() {
     let delay = wait["delay"].as_f64().unwrap();
     assert!((0.5..=1.0).contains(&delay), "{wait}");
 }
+
+#[test]
+fn an_enormous_retry_after_is_past_every_limit() {
+    // 400 digits: too large for a float, yet a wait longer than any --max-hint.
+    let digits = "9".repeat(400);
+    let server = Limited::start(Reply::new(503, "").header("Retry-After", &digits));
+    let url = server.url();
+    let mut args = vec!["--http-hints"];
+    args.extend(NO_BACKOFF);
+    let r = run(&args, &["curl", "-fsS", "-D", "-", "-o", "/dev/null", &url]);
+    assert_eq!(r.code, Some(22), "{}", r.stderr);
+    assert_eq!(server.requests(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "retry: giving up after 1 attempt: the server's Retry-After asks for a wait of "
+        ) && r.stderr.contains("longer than --max-hint (3600.000s)"),
+        "{}",
+        r.stderr
+    );
+}

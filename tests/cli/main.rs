@@ -17,6 +17,7 @@ mod faults_proc;
 mod fidelity;
 mod generated;
 mod github;
+mod hints_hostile;
 mod hooks;
 mod hostile;
 mod http;
