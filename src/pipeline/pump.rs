@@ -20,7 +20,7 @@ use regex::bytes::Regex;
 
 use super::activity::Activity;
 use super::cancel::Cancel;
-use crate::hints::{HeaderHints, Hint, HintSource, MAX_HEADER_LINE, parse_delay_value};
+use crate::hints::{HeaderHints, Hint, HintSource, parse_delay_value};
 use crate::spool::Spool;
 
 /// Read size for output.
@@ -45,14 +45,9 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// Bytes of a line worth keeping: all of [`MATCH_LINE_LIMIT`] for the regexes, else only
-    /// enough to tell a header line from a longer one.
-    fn line_limit(&self) -> usize {
-        if self.retry_if.is_empty() && self.stop_if.is_empty() && self.delay_from.is_empty() {
-            MAX_HEADER_LINE + 1
-        } else {
-            MATCH_LINE_LIMIT
-        }
+    /// Whether any regex is to be matched against lines.
+    fn has_regexes(&self) -> bool {
+        !(self.retry_if.is_empty() && self.stop_if.is_empty() && self.delay_from.is_empty())
     }
 }
 
@@ -79,14 +74,15 @@ impl Findings {
     }
 }
 
-/// Splits a stream into lines and matches each against the rules.
+/// Splits a stream into lines and matches each against the rules; hands the stream to the
+/// header reader with `--http-hints`.
 #[derive(Debug)]
 pub struct LineMatcher {
     rules: Arc<Rules>,
     line: Vec<u8>,
-    /// Bytes of a line kept ([`Rules::line_limit`]).
-    limit: usize,
-    /// The header reader, with `--http-hints`.
+    /// Lines are split and matched: there are regexes ([`Rules::has_regexes`]).
+    split: bool,
+    /// The header reader, with `--http-hints` (it finds its own lines).
     headers: Option<HeaderHints>,
     /// When the bytes being fed arrived: the origin of a hint given as a delay.
     now: SystemTime,
@@ -101,7 +97,7 @@ impl LineMatcher {
     /// A matcher for `rules`.
     pub fn new(rules: Arc<Rules>) -> LineMatcher {
         LineMatcher {
-            limit: rules.line_limit(),
+            split: rules.has_regexes(),
             headers: rules.http_hints.then(HeaderHints::new),
             rules,
             line: Vec::new(),
@@ -119,6 +115,12 @@ impl LineMatcher {
     /// Feeds the next bytes of the stream, received at `now` (wall clock).
     pub fn feed_at(&mut self, mut data: &[u8], now: SystemTime) {
         self.now = now;
+        if let Some(headers) = self.headers.as_mut() {
+            headers.feed(data, now);
+        }
+        if !self.split {
+            return;
+        }
         while let Some(end) = memchr::memchr(b'\n', data) {
             self.keep(&data[..end]);
             self.check();
@@ -139,22 +141,20 @@ impl LineMatcher {
         if !self.line.is_empty() {
             self.check();
         }
-        if let Some(headers) = &self.headers {
+        if let Some(headers) = self.headers.as_mut() {
+            headers.end(self.now);
             self.findings.delay_hint = Hint::later(self.findings.delay_hint, headers.hint());
         }
         (self.findings, self.bad_hint)
     }
 
     fn keep(&mut self, part: &[u8]) {
-        let room = self.limit.saturating_sub(self.line.len());
+        let room = MATCH_LINE_LIMIT.saturating_sub(self.line.len());
         self.line.extend_from_slice(&part[..part.len().min(room)]);
     }
 
     fn check(&mut self) {
         let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
-        if let Some(headers) = self.headers.as_mut() {
-            headers.line(line, self.now);
-        }
         let f = &mut self.findings;
         f.retry_match |= self.rules.retry_if.iter().any(|re| re.is_match(line));
         f.stop_match |= self.rules.stop_if.iter().any(|re| re.is_match(line));
@@ -317,6 +317,7 @@ fn write(sink: &mut Sink, data: &[u8], end: &mut PumpEnd) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hints::MAX_HEADER_LINE;
 
     fn rules() -> Arc<Rules> {
         Arc::new(Rules {
@@ -417,7 +418,7 @@ mod tests {
         assert_eq!(m.finish().delay_hint, None);
         // A header line longer than any server sends is skipped, not cut short and read.
         let mut m = LineMatcher::new(rules);
-        let mut long = b"Retry-After: 3".to_vec();
+        let mut long = b"HTTP/1.1 503\r\nRetry-After: 3".to_vec();
         long.extend(std::iter::repeat_n(b'0', MAX_HEADER_LINE));
         long.push(b'\n');
         m.feed_at(&long, now());
