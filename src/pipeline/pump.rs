@@ -1,6 +1,6 @@
 //! Output pumps: copy an attempt's stdout or stderr to its destination (live, or into a hold),
 //! matching each line against the output conditions and reading server hints on the way, and
-//! noting when output last arrived (`--idle-timeout`).
+//! noting when output last arrived and while it is being passed on (`--idle-timeout`).
 //!
 //! When the destination fails, the attempt keeps its own ending: a reader that went away
 //! (`EPIPE`) stops the pump, so the attempt meets a broken pipe as it would writing there
@@ -230,7 +230,8 @@ pub struct PumpEnd {
 
 /// Copies `source` to `sink` until end of file, or, once `cancel` fires, until what is
 /// buffered has been read (so a leftover process holding the pipe cannot keep retry waiting).
-/// Every read is noted in `activity`.
+/// Every read is noted in `activity`, and so is the time spent matching and writing it on
+/// (a write a slow reader blocks is not the attempt's silence).
 pub fn pump(
     source: OwnedFd,
     mut sink: Sink,
@@ -258,10 +259,14 @@ pub fn pump(
             Err(_) => break,
         };
         activity.touch();
+        // Reading and passing on the output is retry's time, not the attempt's silence.
+        let writing = activity.writing();
         if let Some(m) = matcher.as_mut() {
             m.feed(&buf[..n]);
         }
-        if !write(&mut sink, &buf[..n], &mut end) {
+        let more = write(&mut sink, &buf[..n], &mut end);
+        drop(writing);
+        if !more {
             break;
         }
         if let Some(d) = drained.as_mut() {
