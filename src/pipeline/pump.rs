@@ -28,7 +28,8 @@ const CHUNK: usize = 1 << 20;
 /// Bytes of one line kept for matching; the rest of a longer line still passes through.
 pub const MATCH_LINE_LIMIT: usize = 1 << 20;
 /// After the attempt ended, at most this much more is read from a pipe that a leftover process
-/// keeps open and busy.
+/// keeps open and busy before the pump ends and the attempt is judged; after a success, the
+/// rest is passed on by [`super::rest`].
 const DRAIN_LIMIT: usize = 4 << 20;
 
 /// The output conditions.
@@ -226,10 +227,14 @@ pub struct PumpEnd {
     pub write_error: Option<String>,
     /// The hold could not grow: the error; what it held and the rest went to the fallback.
     pub hold_error: Option<String>,
+    /// The pipe, when the pump ended because the attempt had and the pipe was drained, while
+    /// some process the attempt left running still holds it open: what it writes later.
+    pub rest: Option<OwnedFd>,
 }
 
 /// Copies `source` to `sink` until end of file, or, once `cancel` fires, until what is
-/// buffered has been read (so a leftover process holding the pipe cannot keep retry waiting).
+/// buffered has been read (so a leftover process holding the pipe cannot keep retry waiting;
+/// the pipe is then handed back in [`PumpEnd::rest`]).
 /// Every read is noted in `activity`, and so is the time spent matching and writing it on
 /// (a write a slow reader blocks is not the attempt's silence).
 pub fn pump(
@@ -256,6 +261,10 @@ pub fn pump(
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && drained.is_some() => {
+                end.rest = Some(source.into());
+                break;
+            }
             Err(_) => break,
         };
         activity.touch();
@@ -272,9 +281,14 @@ pub fn pump(
         if let Some(d) = drained.as_mut() {
             *d += n;
             if *d >= DRAIN_LIMIT {
+                end.rest = Some(source.into());
                 break;
             }
         }
+    }
+    if matches!(sink, Sink::Drop) {
+        // Nothing more can be written: the rest is not worth passing on.
+        end.rest = None;
     }
     if let Some(m) = matcher {
         (end.findings, end.bad_hint) = m.finish_with_notes();

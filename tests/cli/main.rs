@@ -23,6 +23,7 @@ mod hostile;
 mod http;
 mod http_hints;
 mod idle;
+mod leftover_output;
 mod outcomes;
 mod pipeline;
 mod readme;
