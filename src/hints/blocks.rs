@@ -13,7 +13,10 @@
 //! or `-I`, nor for a redirect it follows. A body of unknown length (chunked, compressed, or
 //! read to the end of the connection) is passed over line by line, and a status line in it
 //! starts a new response: such a body holding a status line and header lines can pass for a
-//! response (`-o FILE` keeps bodies out of the output).
+//! response (`-o FILE` keeps bodies out of the output). The other way round, when a block
+//! announces a body that is not printed and something else follows it in the stream (a `-w`
+//! write-out, an `echo` between two curls), those bytes count as the body, and a response
+//! starting within the announced length is missed: a hint lost, never one made up.
 //!
 //! The stream is read in chunks as they arrive, whatever their boundaries; at most
 //! [`MAX_HEADER_LINE`] bytes of a line are kept, and outside a header block a line is kept only

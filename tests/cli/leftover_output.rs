@@ -213,3 +213,133 @@ fn a_leftover_that_closes_its_output_does_not_keep_retry() {
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
 }
+
+/// Deterministic pseudo-random bytes (binary, newlines here and there).
+fn bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn what_comes_before_and_after_the_attempts_end_arrives_whole_and_in_order() {
+    // 6 MiB from the attempt, then 9 MiB from its leftover after it ended: more than the
+    // 4 MiB read after the end before the attempt is judged, more than a pipe holds.
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (bytes(6 << 20, 7), bytes(9 << 20, 8));
+    std::fs::write(dir.path().join("first"), &first).unwrap();
+    std::fs::write(dir.path().join("second"), &second).unwrap();
+    let d = dir.path().display();
+    for flags in [&["--stdout-on-success"][..], &["--http-hints"][..]] {
+        // The leftover starts writing at once, while the attempt is still ending too.
+        for script in [
+            format!("cat {d}/first; (sleep 0.2; cat {d}/second) &"),
+            format!("cat {d}/first; cat {d}/second & sleep 0.01"),
+        ] {
+            let out = retry()
+                .args(flags)
+                .args(["-n", "0", "--", "sh", "-c", &script])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{flags:?} {script}");
+            let mut want = first.clone();
+            want.extend_from_slice(&second);
+            if script.contains("sleep 0.2") {
+                assert!(out.stdout == want, "{flags:?}: {} bytes", out.stdout.len());
+            } else {
+                // Both write at once: every byte arrives, in each writer's own order.
+                assert_eq!(out.stdout.len(), want.len(), "{flags:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_stop_signal_ends_the_wait_for_a_reader_that_does_not_read_the_leftovers_output() {
+    // The leftover writes 20 MB after the attempt ended into a reader that never reads.
+    let dir = tempfile::tempdir().unwrap();
+    let (read, write) = nix::unistd::pipe().unwrap();
+    let mut child = retry_std()
+        .args(["--idle-timeout", "30s", "-n", "0", "--", "sh", "-c"])
+        .arg(format!(
+            "echo $$ > {d}/main; (while [ ! -e {d}/go ]; do sleep 0.01; done; \
+             head -c 20000000 /dev/zero) 2>/dev/null & echo now",
+            d = dir.path().display()
+        ))
+        .stdout(write)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_gone(&[wait_for_lines(&dir.path().join("main"), 1)
+        .trim()
+        .parse()
+        .unwrap()]);
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    // Wait until retry is blocked writing the leftover's output to us: the pipe is full.
+    let started = Instant::now();
+    while unread(&read) < 60_000 {
+        assert!(
+            started.elapsed() < crate::helpers::HANG_LIMIT,
+            "no output came"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    send(child.id(), libc::SIGTERM);
+    let signalled = Instant::now();
+    let status = wait_with_limit(&mut child);
+    // At most IO_GRACE (0.5 s); a wide margin for a loaded machine.
+    assert!(
+        signalled.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        signalled.elapsed()
+    );
+    assert_eq!(status.signal(), Some(libc::SIGTERM));
+    drop(read);
+}
+
+/// The number of bytes waiting in a pipe (FIONREAD on its read end).
+fn unread(fd: &std::os::fd::OwnedFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through the pointer, which points to `n`.
+    let rc = unsafe { libc::ioctl(std::os::fd::AsRawFd::as_raw_fd(fd), libc::FIONREAD, &mut n) };
+    assert_eq!(rc, 0);
+    n as usize
+}
+
+#[test]
+fn a_reader_gone_while_leftovers_write_ends_retry_by_sigpipe() {
+    // The leftover writes a line every 50 ms after the attempt ended; the test reads two lines
+    // and closes: retry ends by SIGPIPE, as `cmd | cat` would, at the next line.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = retry_std()
+        .args(["--http-hints", "-n", "0", "--", "sh", "-c"])
+        .arg(format!(
+            "sh -c 'echo $$ > {}/bg; while :; do echo tick; sleep 0.05; done' 2>/dev/null & \
+             echo now",
+            dir.path().display()
+        ))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for want in ["now\n", "tick\n"] {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert_eq!(line, want);
+    }
+    let bg: i32 = wait_for_lines(&dir.path().join("bg"), 1)
+        .trim()
+        .parse()
+        .unwrap();
+    drop(stdout);
+    let status = wait_with_limit(&mut child);
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
+    // The leftover met the broken pipe too.
+    wait_gone(&[bg]);
+}
