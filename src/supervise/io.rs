@@ -90,14 +90,12 @@ impl Supervisor<'_> {
         let mut cut = end.io.abandoned;
         let mut reader_gone = end.io.stdout_closed;
         let held = end.io.held.take().filter(|_| !reader_gone);
-        // Dropping the pipes closes them: after a stop signal or a fault, nobody waits for
-        // the leftovers' output.
+        // Dropping the pipes closes them: after a stop signal, a fault or with the reader of
+        // stdout gone (the run ends by SIGPIPE), nobody waits for the leftovers' output.
         let rest = std::mem::take(&mut end.io.rest);
-        let rest = if succeeded && end.interrupted.is_none() && faults.is_empty() && !cut {
-            rest
-        } else {
-            Rest::default()
-        };
+        let wait_for_rest =
+            succeeded && end.interrupted.is_none() && faults.is_empty() && !cut && !reader_gone;
+        let rest = if wait_for_rest { rest } else { Rest::default() };
         if held.is_some() || !rest.is_empty() {
             let to = if succeeded { "stdout" } else { "stderr" };
             let had_held = held.is_some();

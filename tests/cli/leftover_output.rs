@@ -79,6 +79,26 @@ impl Run {
     }
 }
 
+/// Waits (within the hang limit) until retry (`pid`) passes on what an attempt's leftovers
+/// write: it then has a thread named `release` (its I/O threads are named for their job).
+fn wait_passing_on(pid: u32) {
+    let started = Instant::now();
+    loop {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+        if tasks
+            .flatten()
+            .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c == "release\n"))
+        {
+            return;
+        }
+        assert!(
+            started.elapsed() < crate::helpers::HANG_LIMIT,
+            "retry {pid} passes nothing on"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// The background writer: waits for `go`, writes a line to stdout and one to stderr, waits for
 /// `close`, exits. The attempt itself writes `now` and succeeds at once.
 const LATE_WRITER: &str = "echo $$ > {dir}/main; \
@@ -138,6 +158,8 @@ fn a_stop_signal_ends_the_wait_for_a_writer_that_never_closes() {
         let mut run = Run::start(flags, NEVER_CLOSES);
         assert_eq!(run.line(), "now\n");
         run.wait_attempt_ended();
+        // retry judged the attempt a success (a signal before that stops its leftovers).
+        wait_passing_on(run.child.id());
         run.touch("go");
         assert_eq!(run.line(), "late\n", "{flags:?}: the late line was lost");
         let bg = run.pid("bg");
@@ -280,6 +302,7 @@ fn a_stop_signal_ends_the_wait_for_a_reader_that_does_not_read_the_leftovers_out
         .trim()
         .parse()
         .unwrap()]);
+    wait_passing_on(child.id());
     std::fs::write(dir.path().join("go"), "").unwrap();
     // Wait until retry is blocked writing the leftover's output to us: the pipe is full.
     let started = Instant::now();
@@ -320,9 +343,9 @@ fn a_reader_gone_while_leftovers_write_ends_retry_by_sigpipe() {
     let mut child = retry_std()
         .args(["--http-hints", "-n", "0", "--", "sh", "-c"])
         .arg(format!(
-            "sh -c 'echo $$ > {}/bg; while :; do echo tick; sleep 0.05; done' 2>/dev/null & \
-             echo now",
-            dir.path().display()
+            "sh -c 'echo $$ > {d}/bg; while [ ! -e {d}/go ]; do sleep 0.01; done; \
+             while :; do echo tick; sleep 0.05; done' 2>/dev/null & echo now",
+            d = dir.path().display()
         ))
         .stdout(Stdio::piped())
         .spawn()
@@ -332,6 +355,7 @@ fn a_reader_gone_while_leftovers_write_ends_retry_by_sigpipe() {
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();
         assert_eq!(line, want);
+        std::fs::write(dir.path().join("go"), "").unwrap();
     }
     let bg: i32 = wait_for_lines(&dir.path().join("bg"), 1)
         .trim()
@@ -342,4 +366,41 @@ fn a_reader_gone_while_leftovers_write_ends_retry_by_sigpipe() {
     assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
     // The leftover met the broken pipe too.
     wait_gone(&[bg]);
+}
+
+#[test]
+fn a_reader_gone_during_the_attempt_waits_for_no_leftover() {
+    // The attempt succeeds (its shell hides seq's broken pipe) after the reader of stdout
+    // went away; a leftover holds the attempt's stderr. retry ends by SIGPIPE at once: what
+    // follows could not be written anyway.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = retry_std()
+        .args(["--http-hints", "-n", "0", "--", "sh", "-c"])
+        .arg(format!(
+            "sh -c 'echo $$ > {}/bg; exec sleep 100' >/dev/null & seq 1 1000000; exit 0",
+            dir.path().display()
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "1\n");
+    drop(stdout);
+    let started = Instant::now();
+    let status = wait_with_limit(&mut child);
+    let bg: i32 = wait_for_lines(&dir.path().join("bg"), 1)
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) on the leftover this test started.
+    unsafe { libc::kill(bg, libc::SIGKILL) };
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
 }
