@@ -1,8 +1,8 @@
-//! Server hints: how long an HTTP server asks a client to wait, read from response header
-//! lines in an attempt's output (`--http-hints`) or from a `--delay-from-output` capture.
+//! Server hints: how long an HTTP server asks a client to wait, read from the header blocks of
+//! responses in an attempt's output (`--http-hints`; which lines those are: [`HeaderHints`]) or
+//! from a `--delay-from-output` capture.
 //!
-//! Forms understood (header names in any case, values trimmed, `\r\n` or `\n`, a `< ` prefix
-//! as `curl -v` prints received headers):
+//! Forms understood (header names in any case, values trimmed):
 //! - `Retry-After`: delta-seconds or an HTTP-date in any of the three formats of
 //!   [RFC 9110, section 10.2.3](https://www.rfc-editor.org/rfc/rfc9110#section-10.2.3)
 //!   (IMF-fixdate, obsolete RFC 850 and ANSI C `asctime`; section 5.6.7).
@@ -16,7 +16,13 @@
 //!
 //! A hint is kept as the wall-clock time before which the server wants no new request, so a
 //! delta read early in a long attempt is not counted twice. If several hints are present, the
-//! latest time wins.
+//! latest time wins. A number too large for a float is the furthest time a hint can name
+//! ([`FAR`]), never dropped.
+
+mod blocks;
+mod fields;
+
+pub use blocks::HeaderHints;
 
 use std::fmt;
 use std::time::{Duration, SystemTime};
@@ -106,194 +112,30 @@ pub fn parse_delay_value(value: &str, now: SystemTime) -> Result<SystemTime, Bad
     httpdate::parse_http_date(value).map_err(|_| BadHint(value.to_string()))
 }
 
-/// A non-negative, finite decimal number of seconds.
+/// A non-negative decimal number (digits, at most one `.`): seconds, milliseconds or an epoch,
+/// as the caller reads it. A number too large for an `f64` (about 309 digits and more) is
+/// infinite, never dropped: it asks for more than any limit, and [`add_secs`] makes it a time
+/// far in the future, as RFC 9111, section 1.2.2 has a cache take a delta-seconds "greater
+/// than the greatest integer it can represent" as the greatest it can
+/// (<https://www.rfc-editor.org/rfc/rfc9111#section-1.2.2>).
 fn parse_seconds(value: &str) -> Option<f64> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return None;
     }
-    value.parse::<f64>().ok().filter(|s| s.is_finite())
+    // Digits and a dot never parse as NaN; too many digits parse as infinity.
+    value.parse::<f64>().ok()
 }
 
-/// `base + secs`, saturating at a time far in the future.
+/// `base + secs`, saturating at [`FAR`] past `base` (also for an infinite `secs`).
 fn add_secs(base: SystemTime, secs: f64) -> SystemTime {
-    let far = Duration::from_secs(100 * 365 * 86_400);
-    let d = Duration::try_from_secs_f64(secs).unwrap_or(far).min(far);
-    base.checked_add(d).unwrap_or(base + far)
+    let d = Duration::try_from_secs_f64(secs).unwrap_or(FAR).min(FAR);
+    base.checked_add(d).unwrap_or(base + FAR)
 }
 
-/// Reads one stream's header lines and keeps the latest hint. Feed it every line of the
-/// output; lines that are not headers are skipped.
-#[derive(Debug, Default)]
-pub struct HeaderHints {
-    /// `X-RateLimit-Remaining` of the current response: `Some(true)` when it is 0.
-    x_exhausted: Option<bool>,
-    /// `X-RateLimit-Reset` of the current response, epoch seconds.
-    x_reset: Option<f64>,
-    /// `RateLimit-Remaining` (older drafts) of the current response: `Some(true)` when 0.
-    rl_exhausted: Option<bool>,
-    /// `RateLimit-Reset` (older drafts) of the current response, seconds from now.
-    rl_reset: Option<SystemTime>,
-    best: Option<Hint>,
-}
-
-impl HeaderHints {
-    /// A reader that has seen nothing.
-    pub fn new() -> HeaderHints {
-        HeaderHints::default()
-    }
-
-    /// Reads one line (without its `\n`; a trailing `\r` is ignored), received at `now`.
-    /// Cheap for lines that are not one of the headers read: no allocation, and the value is
-    /// looked at only after the name matched.
-    pub fn line(&mut self, line: &[u8], now: SystemTime) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        // `curl -v` prints received headers after "< ".
-        let line = line.strip_prefix(b"< ").unwrap_or(line);
-        if line.len() > MAX_HEADER_LINE {
-            return;
-        }
-        if line.starts_with(b"HTTP/") {
-            // A new response (a redirect, or the next attempt inside one run of curl).
-            self.x_exhausted = None;
-            self.x_reset = None;
-            self.rl_exhausted = None;
-            self.rl_reset = None;
-            return;
-        }
-        let Some(colon) = memchr::memchr(b':', line) else {
-            return;
-        };
-        let Some(field) = Field::named(&line[..colon]) else {
-            return;
-        };
-        let Ok(value) = std::str::from_utf8(&line[colon + 1..]) else {
-            return;
-        };
-        let value = value.trim();
-        match field {
-            Field::RetryAfter => {
-                if let Ok(t) = parse_delay_value(value, now) {
-                    self.offer(t, HintSource::RetryAfter);
-                }
-            }
-            Field::AmzRetryAfter => {
-                if let Some(ms) = parse_seconds(value).filter(|_| !value.contains('.')) {
-                    self.offer(add_secs(now, ms / 1000.0), HintSource::AmzRetryAfter);
-                }
-            }
-            Field::RateLimit => {
-                if let Some(secs) = ratelimit_wait(value) {
-                    self.offer(add_secs(now, secs), HintSource::RateLimit);
-                }
-            }
-            Field::RateLimitRemaining => {
-                self.rl_exhausted = parse_seconds(value).map(|r| r == 0.0);
-                self.pair_ratelimit();
-            }
-            Field::RateLimitReset => {
-                self.rl_reset = parse_seconds(value).map(|s| add_secs(now, s));
-                self.pair_ratelimit();
-            }
-            Field::XRateLimitRemaining => {
-                self.x_exhausted = parse_seconds(value).map(|r| r == 0.0);
-                self.pair_x_ratelimit();
-            }
-            Field::XRateLimitReset => {
-                self.x_reset = parse_seconds(value);
-                self.pair_x_ratelimit();
-            }
-        }
-    }
-
-    /// The latest hint seen so far.
-    pub fn hint(&self) -> Option<Hint> {
-        self.best
-    }
-
-    fn offer(&mut self, not_before: SystemTime, source: HintSource) {
-        self.best = Hint::later(self.best, Some(Hint { not_before, source }));
-    }
-
-    fn pair_ratelimit(&mut self) {
-        if let (Some(true), Some(t)) = (self.rl_exhausted, self.rl_reset) {
-            self.offer(t, HintSource::RateLimit);
-        }
-    }
-
-    fn pair_x_ratelimit(&mut self) {
-        if let (Some(true), Some(epoch)) = (self.x_exhausted, self.x_reset) {
-            self.offer(
-                add_secs(SystemTime::UNIX_EPOCH, epoch),
-                HintSource::XRateLimitReset,
-            );
-        }
-    }
-}
-
-/// The header fields read.
-#[derive(Clone, Copy)]
-enum Field {
-    RetryAfter,
-    AmzRetryAfter,
-    RateLimit,
-    RateLimitRemaining,
-    RateLimitReset,
-    XRateLimitRemaining,
-    XRateLimitReset,
-}
-
-impl Field {
-    /// The field called `name`, in any case (RFC 9110, section 5.1); `None` for any other.
-    fn named(name: &[u8]) -> Option<Field> {
-        const NAMES: [(&[u8], Field); 7] = [
-            (b"retry-after", Field::RetryAfter),
-            (b"x-amz-retry-after", Field::AmzRetryAfter),
-            (b"ratelimit", Field::RateLimit),
-            (b"ratelimit-remaining", Field::RateLimitRemaining),
-            (b"ratelimit-reset", Field::RateLimitReset),
-            (b"x-ratelimit-remaining", Field::XRateLimitRemaining),
-            (b"x-ratelimit-reset", Field::XRateLimitReset),
-        ];
-        NAMES
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|&(_, field)| field)
-    }
-}
-
-/// The wait of a `RateLimit` field value: the largest `t` of the items whose `r` is 0.
-/// Items are separated by `,`, parameters by `;` (`"default";r=0;t=30`); the older drafts'
-/// `limit=10, remaining=0, reset=30` is read too.
-fn ratelimit_wait(value: &str) -> Option<f64> {
-    let mut best: Option<f64> = None;
-    let mut take = |r: Option<f64>, t: Option<f64>| {
-        if let (Some(r), Some(t)) = (r, t)
-            && r == 0.0
-        {
-            best = Some(best.map_or(t, |b: f64| b.max(t)));
-        }
-    };
-    let (mut old_r, mut old_t) = (None, None);
-    for item in value.split(',') {
-        let (mut r, mut t) = (None, None);
-        for param in item.split(';') {
-            let Some((key, val)) = param.split_once('=') else {
-                continue;
-            };
-            let val = parse_seconds(val.trim().trim_matches('"'));
-            match key.trim().to_ascii_lowercase().as_str() {
-                "r" => r = val,
-                "t" => t = val,
-                "remaining" => old_r = val,
-                "reset" => old_t = val,
-                _ => {}
-            }
-        }
-        take(r, t);
-    }
-    take(old_r, old_t);
-    best
-}
+/// How far past its origin (now for a delay, 1970 for `X-RateLimit-Reset`'s epoch seconds) a
+/// hint reaches at most: 100 years of 365 days. Longer ones, and numbers too large for an
+/// `f64`, are cut to it: still past any `--max-hint` or deadline.
+pub const FAR: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 #[cfg(test)]
 mod tests {
@@ -304,11 +146,14 @@ mod tests {
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600)
     }
 
+    /// The hint of `text`, header lines that follow a status line unless `text` has its own.
     fn read(text: &str) -> Option<Hint> {
         let mut h = HeaderHints::new();
-        for line in text.split('\n') {
-            h.line(line.as_bytes(), now());
+        if !text.starts_with("HTTP/") && !text.starts_with("< HTTP/") {
+            h.feed(b"HTTP/1.1 503 Service Unavailable\r\n", now());
         }
+        h.feed(text.as_bytes(), now());
+        h.end(now());
         h.hint()
     }
 
@@ -327,7 +172,7 @@ mod tests {
             Some((7.0, HintSource::RetryAfter))
         );
         assert_eq!(
-            wait("< RETRY-AFTER:3\r"),
+            wait("< HTTP/1.1 503\r\n< RETRY-AFTER:3\r"),
             Some((3.0, HintSource::RetryAfter))
         );
     }
@@ -429,6 +274,45 @@ mod tests {
         assert_eq!(wait("Retry-After: -5"), None);
         assert_eq!(wait("x-amz-retry-after: 1.5"), None);
         assert_eq!(wait("Content-Length: 5"), None);
+    }
+
+    #[test]
+    fn numbers_too_large_for_a_float_are_the_furthest_hint_not_none() {
+        let far = now() + FAR;
+        for digits in [20, 300, 309, 400, 5000] {
+            let n = "9".repeat(digits);
+            assert_eq!(parse_delay_value(&n, now()), Ok(far), "{digits} digits");
+            assert_eq!(parse_delay_value(&format!("{n}.5"), now()), Ok(far));
+            let at = |text: &str| read(text).map(|h| h.not_before);
+            assert_eq!(at(&format!("HTTP/1.1 429\nRetry-After: {n}")), Some(far));
+            assert_eq!(
+                at(&format!("HTTP/1.1 429\nx-amz-retry-after: {n}")),
+                Some(far)
+            );
+            assert_eq!(
+                at(&format!("HTTP/1.1 429\nRateLimit: \"q\";r=0;t={n}")),
+                Some(far)
+            );
+            let epoch = SystemTime::UNIX_EPOCH + FAR;
+            assert_eq!(
+                at(&format!(
+                    "HTTP/1.1 429\nX-RateLimit-Remaining: 0\nX-RateLimit-Reset: {n}"
+                )),
+                Some(epoch)
+            );
+            // An enormous count of remaining requests is not 0.
+            assert_eq!(
+                at(&format!("HTTP/1.1 429\nRateLimit: \"q\";r={n};t=5")),
+                None
+            );
+        }
+        // Tiny, but many digits: a number like any other.
+        let tiny = format!("0.{}1", "0".repeat(400));
+        assert_eq!(parse_delay_value(&tiny, now()), Ok(now()));
+        // Not numbers, however long.
+        for bad in [".", "1.2.3", "1e400", "inf", "NaN", "-1", "+1"] {
+            assert!(parse_delay_value(bad, now()).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -2,14 +2,16 @@
 //! conditions, `--http-hints` and `--idle-timeout`. Without those flags none of this runs:
 //! attempts inherit retry's descriptors.
 //!
-//! Every thread that may block on a reader (the output pumps, the release of a held stdout)
-//! runs in a [`Tasks`] group, so the supervisor waits for it while still hearing signals, and
-//! can leave it behind when told to stop.
+//! Every thread that may block on a reader or a writer (the output pumps, the release of a
+//! held stdout, the passing on of what a successful attempt's leftovers write) runs in a
+//! [`Tasks`] group, so the supervisor waits for it while still hearing signals, and can leave it
+//! behind when told to stop.
 
 mod activity;
 mod cancel;
 mod pump;
 mod replay;
+mod rest;
 mod tasks;
 
 use std::fs::File;
@@ -20,6 +22,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 pub use pump::{Findings, LineMatcher, MATCH_LINE_LIMIT, Rules};
+pub use rest::Rest;
 pub use tasks::Tasks;
 
 use activity::Activity;
@@ -77,6 +80,9 @@ pub struct AttemptReport {
     /// retry stopped waiting for some of the I/O threads (after a stop signal, with a reader
     /// that does not read): part of the attempt's output may not have been written.
     pub abandoned: bool,
+    /// The output pipes that processes the attempt left running still hold open, drained:
+    /// passed on after a success ([`RunIo::release`]), closed otherwise.
+    pub rest: Rest,
 }
 
 /// An attempt's running I/O threads.
@@ -92,29 +98,53 @@ pub struct AttemptIo {
     replay: Option<Arc<Spool>>,
 }
 
-/// The release of a held stdout, running in a thread of its own ([`RunIo::release`]).
+/// The release of what an attempt's output still holds ([`RunIo::release`]), running in
+/// threads of their own.
 #[derive(Debug)]
 pub struct Release {
     tasks: Tasks,
-    handle: JoinHandle<io::Result<()>>,
+    stdout: Option<JoinHandle<(io::Result<()>, io::Result<()>)>>,
+    stderr: Option<JoinHandle<io::Result<()>>>,
+}
+
+/// How a [`Release`] went: the write errors (a closed stdout is `BrokenPipe`).
+#[derive(Debug)]
+pub struct Released {
+    /// Writing the held stdout.
+    pub held: io::Result<()>,
+    /// Passing on what the attempt's leftovers wrote to its stdout, after the held stdout.
+    pub stdout: io::Result<()>,
+    /// Passing on what they wrote to its stderr.
+    pub stderr: io::Result<()>,
 }
 
 impl Release {
-    /// The release's thread, to wait for.
+    /// The release's threads, to wait for.
     pub fn tasks(&self) -> &Tasks {
         &self.tasks
     }
 
     /// How the release went; `None` if it has not ended (it is left behind, blocked).
-    pub fn result(self) -> Option<io::Result<()>> {
+    pub fn result(self) -> Option<Released> {
         if !self.tasks.done() {
             return None;
         }
-        Some(
-            self.handle
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the release thread panicked"))),
-        )
+        let panicked = || Err(io::Error::other("an output thread panicked"));
+        let (held, stdout) = match self.stdout.map(JoinHandle::join) {
+            None => (Ok(()), Ok(())),
+            Some(Ok(results)) => results,
+            Some(Err(_)) => (panicked(), Ok(())),
+        };
+        let stderr = match self.stderr.map(JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(result)) => result,
+            Some(Err(_)) => panicked(),
+        };
+        Some(Released {
+            held,
+            stdout,
+            stderr,
+        })
     }
 }
 
@@ -236,20 +266,41 @@ impl RunIo {
     }
 
     /// Starts writing a held stdout to retry's stdout (the attempt succeeded) or stderr (it
-    /// failed), in a thread of its own: a reader that does not read blocks only that thread.
-    /// Its result holds the write errors: a closed stdout is `BrokenPipe`.
+    /// failed), then passing on what the attempt's leftovers write to the pipes in `rest`
+    /// (give it only after a success) to retry's stdout and stderr, until every writer has
+    /// closed them, in threads of their own: a reader that does not read, or a writer that
+    /// does not close, blocks only those threads. Their results hold the write errors: a
+    /// closed stdout is `BrokenPipe`.
     ///
     /// # Errors
-    /// When the thread cannot start.
-    pub fn release(&self, held: Arc<Spool>, to_stdout: bool) -> io::Result<Release> {
-        let out = if to_stdout {
-            self.stdout.clone()
-        } else {
-            self.stderr.clone()
-        };
+    /// When a thread cannot start.
+    pub fn release(
+        &self,
+        held: Option<Arc<Spool>>,
+        to_stdout: bool,
+        rest: Rest,
+    ) -> io::Result<Release> {
         let tasks = Tasks::new();
-        let handle = tasks.spawn("release", move || held.copy_to(&out))?;
-        Ok(Release { tasks, handle })
+        let (out, err) = (self.stdout.clone(), self.stderr.clone());
+        let held_to = if to_stdout { out.clone() } else { err.clone() };
+        let stdout = match (held, rest.stdout) {
+            (None, None) => None,
+            (held, pipe) => Some(tasks.spawn("release", move || {
+                if let Some(Err(e)) = held.map(|h| h.copy_to(&held_to)) {
+                    return (Err(e), Ok(()));
+                }
+                (Ok(()), pipe.map_or(Ok(()), |p| rest::pass_on(p, &out)))
+            })?),
+        };
+        let stderr = rest
+            .stderr
+            .map(|pipe| tasks.spawn("release", move || rest::pass_on(pipe, &err)))
+            .transpose()?;
+        Ok(Release {
+            tasks,
+            stdout,
+            stderr,
+        })
     }
 }
 
@@ -326,6 +377,11 @@ impl AttemptIo {
                 report.faults.push(format!(
                     "cannot write the {name} of attempt {attempt}: {e}; the rest of it is lost"
                 ));
+            }
+            if name == "stdout" {
+                report.rest.stdout = end.rest;
+            } else {
+                report.rest.stderr = end.rest;
             }
         }
         report

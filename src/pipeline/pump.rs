@@ -1,6 +1,6 @@
 //! Output pumps: copy an attempt's stdout or stderr to its destination (live, or into a hold),
 //! matching each line against the output conditions and reading server hints on the way, and
-//! noting when output last arrived (`--idle-timeout`).
+//! noting when output last arrived and while it is being passed on (`--idle-timeout`).
 //!
 //! When the destination fails, the attempt keeps its own ending: a reader that went away
 //! (`EPIPE`) stops the pump, so the attempt meets a broken pipe as it would writing there
@@ -20,7 +20,7 @@ use regex::bytes::Regex;
 
 use super::activity::Activity;
 use super::cancel::Cancel;
-use crate::hints::{HeaderHints, Hint, HintSource, MAX_HEADER_LINE, parse_delay_value};
+use crate::hints::{HeaderHints, Hint, HintSource, parse_delay_value};
 use crate::spool::Spool;
 
 /// Read size for output.
@@ -28,7 +28,8 @@ const CHUNK: usize = 1 << 20;
 /// Bytes of one line kept for matching; the rest of a longer line still passes through.
 pub const MATCH_LINE_LIMIT: usize = 1 << 20;
 /// After the attempt ended, at most this much more is read from a pipe that a leftover process
-/// keeps open and busy.
+/// keeps open and busy before the pump ends and the attempt is judged; after a success, the
+/// rest is passed on by [`super::rest`].
 const DRAIN_LIMIT: usize = 4 << 20;
 
 /// The output conditions.
@@ -45,14 +46,9 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// Bytes of a line worth keeping: all of [`MATCH_LINE_LIMIT`] for the regexes, else only
-    /// enough to tell a header line from a longer one.
-    fn line_limit(&self) -> usize {
-        if self.retry_if.is_empty() && self.stop_if.is_empty() && self.delay_from.is_empty() {
-            MAX_HEADER_LINE + 1
-        } else {
-            MATCH_LINE_LIMIT
-        }
+    /// Whether any regex is to be matched against lines.
+    fn has_regexes(&self) -> bool {
+        !(self.retry_if.is_empty() && self.stop_if.is_empty() && self.delay_from.is_empty())
     }
 }
 
@@ -79,14 +75,15 @@ impl Findings {
     }
 }
 
-/// Splits a stream into lines and matches each against the rules.
+/// Splits a stream into lines and matches each against the rules; hands the stream to the
+/// header reader with `--http-hints`.
 #[derive(Debug)]
 pub struct LineMatcher {
     rules: Arc<Rules>,
     line: Vec<u8>,
-    /// Bytes of a line kept ([`Rules::line_limit`]).
-    limit: usize,
-    /// The header reader, with `--http-hints`.
+    /// Lines are split and matched: there are regexes ([`Rules::has_regexes`]).
+    split: bool,
+    /// The header reader, with `--http-hints` (it finds its own lines).
     headers: Option<HeaderHints>,
     /// When the bytes being fed arrived: the origin of a hint given as a delay.
     now: SystemTime,
@@ -101,7 +98,7 @@ impl LineMatcher {
     /// A matcher for `rules`.
     pub fn new(rules: Arc<Rules>) -> LineMatcher {
         LineMatcher {
-            limit: rules.line_limit(),
+            split: rules.has_regexes(),
             headers: rules.http_hints.then(HeaderHints::new),
             rules,
             line: Vec::new(),
@@ -119,6 +116,12 @@ impl LineMatcher {
     /// Feeds the next bytes of the stream, received at `now` (wall clock).
     pub fn feed_at(&mut self, mut data: &[u8], now: SystemTime) {
         self.now = now;
+        if let Some(headers) = self.headers.as_mut() {
+            headers.feed(data, now);
+        }
+        if !self.split {
+            return;
+        }
         while let Some(end) = memchr::memchr(b'\n', data) {
             self.keep(&data[..end]);
             self.check();
@@ -139,22 +142,20 @@ impl LineMatcher {
         if !self.line.is_empty() {
             self.check();
         }
-        if let Some(headers) = &self.headers {
+        if let Some(headers) = self.headers.as_mut() {
+            headers.end(self.now);
             self.findings.delay_hint = Hint::later(self.findings.delay_hint, headers.hint());
         }
         (self.findings, self.bad_hint)
     }
 
     fn keep(&mut self, part: &[u8]) {
-        let room = self.limit.saturating_sub(self.line.len());
+        let room = MATCH_LINE_LIMIT.saturating_sub(self.line.len());
         self.line.extend_from_slice(&part[..part.len().min(room)]);
     }
 
     fn check(&mut self) {
         let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
-        if let Some(headers) = self.headers.as_mut() {
-            headers.line(line, self.now);
-        }
         let f = &mut self.findings;
         f.retry_match |= self.rules.retry_if.iter().any(|re| re.is_match(line));
         f.stop_match |= self.rules.stop_if.iter().any(|re| re.is_match(line));
@@ -226,11 +227,16 @@ pub struct PumpEnd {
     pub write_error: Option<String>,
     /// The hold could not grow: the error; what it held and the rest went to the fallback.
     pub hold_error: Option<String>,
+    /// The pipe, when the pump ended because the attempt had and the pipe was drained, while
+    /// some process the attempt left running still holds it open: what it writes later.
+    pub rest: Option<OwnedFd>,
 }
 
 /// Copies `source` to `sink` until end of file, or, once `cancel` fires, until what is
-/// buffered has been read (so a leftover process holding the pipe cannot keep retry waiting).
-/// Every read is noted in `activity`.
+/// buffered has been read (so a leftover process holding the pipe cannot keep retry waiting;
+/// the pipe is then handed back in [`PumpEnd::rest`]).
+/// Every read is noted in `activity`, and so is the time spent matching and writing it on
+/// (a write a slow reader blocks is not the attempt's silence).
 pub fn pump(
     source: OwnedFd,
     mut sink: Sink,
@@ -255,21 +261,34 @@ pub fn pump(
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && drained.is_some() => {
+                end.rest = Some(source.into());
+                break;
+            }
             Err(_) => break,
         };
         activity.touch();
+        // Reading and passing on the output is retry's time, not the attempt's silence.
+        let writing = activity.writing();
         if let Some(m) = matcher.as_mut() {
             m.feed(&buf[..n]);
         }
-        if !write(&mut sink, &buf[..n], &mut end) {
+        let more = write(&mut sink, &buf[..n], &mut end);
+        drop(writing);
+        if !more {
             break;
         }
         if let Some(d) = drained.as_mut() {
             *d += n;
             if *d >= DRAIN_LIMIT {
+                end.rest = Some(source.into());
                 break;
             }
         }
+    }
+    if matches!(sink, Sink::Drop) {
+        // Nothing more can be written: the rest is not worth passing on.
+        end.rest = None;
     }
     if let Some(m) = matcher {
         (end.findings, end.bad_hint) = m.finish_with_notes();
@@ -317,6 +336,7 @@ fn write(sink: &mut Sink, data: &[u8], end: &mut PumpEnd) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hints::MAX_HEADER_LINE;
 
     fn rules() -> Arc<Rules> {
         Arc::new(Rules {
@@ -417,7 +437,7 @@ mod tests {
         assert_eq!(m.finish().delay_hint, None);
         // A header line longer than any server sends is skipped, not cut short and read.
         let mut m = LineMatcher::new(rules);
-        let mut long = b"Retry-After: 3".to_vec();
+        let mut long = b"HTTP/1.1 503\r\nRetry-After: 3".to_vec();
         long.extend(std::iter::repeat_n(b'0', MAX_HEADER_LINE));
         long.push(b'\n');
         m.feed_at(&long, now());

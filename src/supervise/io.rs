@@ -1,6 +1,11 @@
 //! The supervisor's side of pipeline I/O: waiting for an attempt's I/O threads without going
-//! deaf to signals, releasing a held stdout, and ending the run when input or output could not
-//! be passed on whole.
+//! deaf to signals, releasing a held stdout, passing on what a successful attempt's leftovers
+//! still write, and ending the run when input or output could not be passed on whole.
+//!
+//! A successful attempt keeps what it started; what those processes write to the attempt's
+//! stdout and stderr after it ended is passed on until every writer has closed them, as
+//! `cmd | cat` does, and retry ends only then (a stop signal still ends it after at most
+//! [`IO_GRACE`]). After any other attempt the pipes are closed as soon as they are drained.
 //!
 //! The rule for an I/O fault (a write error other than a vanished reader, a hold or a stdin
 //! recording that failed): retry stops retrying, says why in one line, and ends with the
@@ -11,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::{AttemptEnd, Supervisor, exit_for};
 use crate::codes::signal_name;
-use crate::pipeline::{AttemptIo, AttemptReport, Tasks};
+use crate::pipeline::{AttemptIo, AttemptReport, Rest, Tasks};
 use crate::process;
 use crate::signals::{Event, PASS_ON_SIGNALS};
 use crate::status::Exit;
@@ -22,20 +27,29 @@ use crate::status::Exit;
 pub(super) const IO_GRACE: Duration = Duration::from_millis(500);
 
 impl Supervisor<'_> {
-    /// The attempt ended: lets its I/O threads finish (see [`Supervisor::wait_tasks`]) and
-    /// reports what they came to.
+    /// The attempt ended (`exited_0`: its process exited with status 0 by itself): lets its
+    /// I/O threads finish (see [`Supervisor::wait_tasks`]) and reports what they came to. The
+    /// pipes its leftovers still hold are kept ([`AttemptReport::rest`]) only when it may have
+    /// succeeded: exit status 0, no `--retry-if-output` match, no stop signal. Any other
+    /// attempt's are closed here, before what it left running is stopped, so that a writer
+    /// among them meets a broken pipe rather than a full one.
     pub(super) fn finish_io(
         &self,
         io: Option<AttemptIo>,
         attempt: u64,
         interrupted: &mut Option<i32>,
+        exited_0: bool,
     ) -> AttemptReport {
         let Some(io) = io else {
             return AttemptReport::default();
         };
         io.stop();
         self.wait_tasks(io.tasks(), interrupted);
-        io.report(attempt)
+        let mut report = io.report(attempt);
+        if !exited_0 || report.findings.retry_match || interrupted.is_some() {
+            report.rest = Rest::default();
+        }
+        report
     }
 
     /// Waits for `tasks` to end, still hearing signals: a stop signal is noted in
@@ -59,9 +73,11 @@ impl Supervisor<'_> {
     }
 
     /// After an attempt: releases its held stdout (to stdout when it succeeded, else to
-    /// stderr), then applies the module's rule to what its I/O came to. `Some` when the run
-    /// ends here: a vanished stdout reader (death by SIGPIPE, as a pipeline stage), a stop
-    /// signal that cut the output short (death by that signal), or an I/O fault.
+    /// stderr) and, after a success, passes on what its leftovers still write until they close
+    /// its pipes (see the module doc); then applies the module's rule to what its I/O came to.
+    /// `Some` when the run ends here: a vanished stdout reader (death by SIGPIPE, as a
+    /// pipeline stage), a stop signal that cut the output short (death by that signal), or an
+    /// I/O fault.
     pub(super) fn settle_io(
         &self,
         attempt: u64,
@@ -73,23 +89,50 @@ impl Supervisor<'_> {
         let mut faults = std::mem::take(&mut end.io.faults);
         let mut cut = end.io.abandoned;
         let mut reader_gone = end.io.stdout_closed;
-        if let Some(held) = end.io.held.take().filter(|_| !reader_gone) {
+        let held = end.io.held.take().filter(|_| !reader_gone);
+        // Dropping the pipes closes them: after a stop signal, a fault or with the reader of
+        // stdout gone (the run ends by SIGPIPE), nobody waits for the leftovers' output.
+        let rest = std::mem::take(&mut end.io.rest);
+        let wait_for_rest =
+            succeeded && end.interrupted.is_none() && faults.is_empty() && !cut && !reader_gone;
+        let rest = if wait_for_rest { rest } else { Rest::default() };
+        if held.is_some() || !rest.is_empty() {
             let to = if succeeded { "stdout" } else { "stderr" };
-            match io.release(held, succeeded) {
+            let had_held = held.is_some();
+            match io.release(held, succeeded, rest) {
                 Err(e) => faults.push(format!(
-                    "cannot write the held stdout of attempt {attempt} to {to}: {e}"
+                    "cannot write the output of attempt {attempt} to {to}: {e}"
                 )),
                 Ok(release) => {
                     self.wait_tasks(release.tasks(), &mut end.interrupted);
                     match release.result() {
                         None => cut = true,
-                        Some(Ok(())) => {}
-                        Some(Err(e)) if succeeded && e.kind() == std::io::ErrorKind::BrokenPipe => {
-                            reader_gone = true;
+                        Some(released) => {
+                            let results = [
+                                (released.held, to, "the held stdout", had_held),
+                                (released.stdout, "stdout", "the stdout", false),
+                                (released.stderr, "stderr", "the stderr", false),
+                            ];
+                            for (result, to, what, held) in results {
+                                let Err(e) = result else { continue };
+                                if e.kind() == std::io::ErrorKind::BrokenPipe
+                                    && (succeeded || !held)
+                                {
+                                    // A vanished stdout reader ends the run (below); one of
+                                    // stderr just stops the passing on, as for the attempt.
+                                    reader_gone |= to == "stdout";
+                                } else if held {
+                                    faults.push(format!(
+                                        "cannot write {what} of attempt {attempt} to {to}: {e}"
+                                    ));
+                                } else {
+                                    faults.push(format!(
+                                        "cannot write {what} of attempt {attempt} (from what it \
+                                         left running) to {to}: {e}; the rest of it is lost"
+                                    ));
+                                }
+                            }
                         }
-                        Some(Err(e)) => faults.push(format!(
-                            "cannot write the held stdout of attempt {attempt} to {to}: {e}"
-                        )),
                     }
                 }
             }

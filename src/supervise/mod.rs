@@ -436,8 +436,10 @@ impl Supervisor<'_> {
             }
         };
         let ran = started.elapsed();
-        // What is left in the pipes; a stop signal meanwhile still counts.
-        let io = self.finish_io(attempt_io, attempt, &mut interrupted);
+        // What is left in the pipes; a stop signal meanwhile still counts. Only an attempt that
+        // may have succeeded keeps its pipes open for what its leftovers still write (io.rs).
+        let exited_0 = stopped_by.is_none() && ended == Ended::Exited(0);
+        let io = self.finish_io(attempt_io, attempt, &mut interrupted, exited_0);
         let outcome = match (stopped_by, ended) {
             (Some((reason, after)), _) => Outcome::Stopped {
                 reason,

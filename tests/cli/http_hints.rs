@@ -346,3 +346,79 @@ fn the_json_wait_event_names_the_hint() {
     let delay = wait["delay"].as_f64().unwrap();
     assert!((0.5..=1.0).contains(&delay), "{wait}");
 }
+
+/// Lines that would ask for waits of an hour and more, or make retry give up, if they were
+/// read as headers: a body that quotes headers, and a response printed inside it.
+const HEADERS_IN_A_BODY: &str = "x-amz-retry-after: 99999999\nretry-after: 3000\n\
+    RateLimit: \"q\";r=0;t=4000\nHTTP/1.1 429 Too Many Requests\r\nRetry-After: 5000\r\n\r\n";
+
+/// A 503 with the real hint (1 s) and a body that quotes headers, ending in `busy`.
+fn busy_quoting_headers() -> Reply {
+    Reply::new(503, format!("{HEADERS_IN_A_BODY}busy\n")).header("Retry-After", "1")
+}
+
+#[test]
+fn body_lines_are_not_headers_with_curl_i_or_dump_header_to_stdout() {
+    // -i, and -D - without -o, print the body after the header block on the same stream.
+    for curl in [&["-sS", "-i"][..], &["-sS", "-D", "-"][..]] {
+        let server = Limited::start(busy_quoting_headers());
+        let url = server.url();
+        let mut args = vec!["--http-hints", "--retry-if-output", "^busy$"];
+        args.extend(NO_BACKOFF);
+        let mut command = vec!["curl"];
+        command.extend(curl);
+        command.push(&url);
+        let r = run(&args, &command);
+        // Only the real header counts: a wait of about 1 s, named.
+        waited_for(&server, &r, "Retry-After", 0.5, 1.0);
+        assert!(r.stdout.contains("retry-after: 3000"), "{}", r.stdout);
+    }
+}
+
+#[test]
+fn a_header_block_after_a_redirect_or_another_body_is_read() {
+    // One curl, two URLs: a 200 whose body quotes headers, then a 503 with the real hint; and a
+    // redirect (curl -L prints no body for it) to that 503. Both are read, the bodies are not.
+    for (flags, first) in [(&["-i"][..], "/quotes"), (&["-i", "-L"][..], "/moved")] {
+        let server = HttpServer::start(|path, n, _| match (path, n) {
+            ("/quotes", _) => Reply::new(200, HEADERS_IN_A_BODY),
+            ("/moved", _) => Reply::new(302, "Retry-After: 4000\n").header("Location", "/limited"),
+            ("/limited", 0) => busy_quoting_headers(),
+            _ => Reply::new(200, "fine\n"),
+        });
+        let mut command = vec!["curl".to_string(), "-sS".to_string()];
+        command.extend(flags.iter().map(|f| f.to_string()));
+        command.push(format!("{}{first}", server.url()));
+        if first == "/quotes" {
+            command.push(format!("{}/limited", server.url()));
+        }
+        let command: Vec<&str> = command.iter().map(String::as_str).collect();
+        let mut args = vec!["--http-hints", "--retry-if-output", "^busy$"];
+        args.extend(NO_BACKOFF);
+        let r = run(&args, &command);
+        assert_eq!(r.code, Some(0), "{command:?}: {}", r.stderr);
+        let (delay, after) = r.first_delay();
+        assert_eq!(after, " (Retry-After)", "{command:?}: {}", r.stderr);
+        assert!((0.5..=1.0).contains(&delay), "{command:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn an_enormous_retry_after_is_past_every_limit() {
+    // 400 digits: too large for a float, yet a wait longer than any --max-hint.
+    let digits = "9".repeat(400);
+    let server = Limited::start(Reply::new(503, "").header("Retry-After", &digits));
+    let url = server.url();
+    let mut args = vec!["--http-hints"];
+    args.extend(NO_BACKOFF);
+    let r = run(&args, &["curl", "-fsS", "-D", "-", "-o", "/dev/null", &url]);
+    assert_eq!(r.code, Some(22), "{}", r.stderr);
+    assert_eq!(server.requests(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "retry: giving up after 1 attempt: the server's Retry-After asks for a wait of "
+        ) && r.stderr.contains("longer than --max-hint (3600.000s)"),
+        "{}",
+        r.stderr
+    );
+}

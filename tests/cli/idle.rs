@@ -1,11 +1,12 @@
 //! `--idle-timeout`: an attempt that writes nothing is stopped like a timeout and retried; one
-//! that keeps writing is not; output passes through while the attempt runs. Margins are wide:
-//! the silences that must be noticed are 1 s against sleeps of 60 s, and the ones that must
-//! not are 0.1 s against an allowance of 3 s.
+//! that keeps writing is not, nor one held up by a slow reader downstream; output passes
+//! through while the attempt runs. Margins are wide: the silences that must be noticed are 1 s
+//! against sleeps of 60 s, and the ones that must not are 0.1 s against an allowance of 3 s, or
+//! a reader that stops reading for 4 s against an allowance of 1 s.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::ExitStatusExt;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::helpers::{retry, retry_std, send, wait_with_limit};
@@ -147,4 +148,68 @@ fn zero_means_no_idle_limit() {
         .assert()
         .success()
         .stdout("ok\n");
+}
+
+/// Runs `retry --idle-timeout 1s -b 0 ARGS` with its stdout read by a slow reader: a shell that
+/// reads nothing for 4 s (four times the allowed silence), then copies everything to a file.
+/// Returns retry's status, its stderr and what the reader got.
+fn through_a_slow_reader(args: &[&str]) -> (std::process::ExitStatus, String, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let got = dir.path().join("got");
+    let mut reader = Command::new("sh")
+        .arg("-c")
+        .arg(format!("sleep 4; exec cat > {}", got.display()))
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = retry_std()
+        .args(["--idle-timeout", "1s", "-b", "0"])
+        .args(args)
+        .stdout(Stdio::from(reader.stdin.take().unwrap()))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = wait_with_limit(&mut child);
+    assert!(wait_with_limit(&mut reader).success());
+    (status, stderr, std::fs::read(&got).unwrap())
+}
+
+/// `seq 1 N` as bytes.
+fn seq(n: u32) -> Vec<u8> {
+    (1..=n)
+        .flat_map(|i| format!("{i}\n").into_bytes())
+        .collect()
+}
+
+#[test]
+fn a_writer_held_up_by_a_slow_reader_is_not_idle() {
+    // 6.9 MB: far more than the pipes between seq, retry and the reader hold, so while the
+    // reader does not read, retry's write blocks and seq's writes block behind it. That is the
+    // reader's slowness, not seq's silence: the attempt runs to its end, and the reader gets
+    // every line once.
+    let (status, stderr, got) = through_a_slow_reader(&["-n", "1", "--", "seq", "1", "1000000"]);
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("idle"), "{stderr}");
+    assert!(got == seq(1_000_000), "the reader got {} bytes", got.len());
+}
+
+#[test]
+fn silence_after_the_slow_reader_caught_up_is_still_idle() {
+    // The same writer then really falls silent: it is stopped 1 s after the reader took its
+    // last line, and nothing it wrote is lost or repeated.
+    let (status, stderr, got) =
+        through_a_slow_reader(&["-n", "0", "--", "sh", "-c", "seq 1 1000000; exec sleep 60"]);
+    assert_eq!(status.code(), Some(124), "{stderr}");
+    assert!(
+        stderr.contains("sh was idle: no output for 1.000s (status 124)"),
+        "{stderr}"
+    );
+    assert!(got == seq(1_000_000), "the reader got {} bytes", got.len());
 }

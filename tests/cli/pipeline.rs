@@ -308,10 +308,11 @@ fn delay_from_output_past_the_deadline_gives_up_at_once() {
 }
 
 #[test]
-fn a_leftover_holding_the_output_pipe_does_not_hang_retry() {
-    for flags in [
-        &["--stdout-on-success"][..],
-        &["--retry-if-output", "nomatch"][..],
+fn a_failed_attempts_leftover_holding_the_output_pipe_does_not_hang_retry() {
+    // (A successful attempt's leftovers are waited for: leftover_output.rs.)
+    for (flags, stdout, stderr) in [
+        (&["--stdout-on-success"][..], "", "hi\n"),
+        (&["--retry-if-output", "nomatch"][..], "hi\n", ""),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let pid_file = dir.path().join("pid");
@@ -321,20 +322,21 @@ fn a_leftover_holding_the_output_pipe_does_not_hang_retry() {
             .args(["-n", "0", "--", "sh", "-c"])
             // (The leftover's stderr is not the test's pipe, which it would hold open too.)
             .arg(format!(
-                "sleep 100 2>/dev/null & echo $! > {}; echo hi",
+                "sleep 100 2>/dev/null & echo $! > {}; echo hi; exit 3",
                 pid_file.display()
             ))
             .assert()
-            .success()
-            .stdout("hi\n");
+            .code(3)
+            .stdout(stdout)
+            .stderr(predicate::str::contains(stderr));
         assert!(started.elapsed() < Duration::from_secs(30));
         let pid: i32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
             .parse()
             .unwrap();
-        // SAFETY: kill(2) on the leftover this test started.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        // Stopped with the failed attempt.
+        crate::helpers::wait_gone(&[pid]);
     }
 }
 

@@ -1,0 +1,246 @@
+//! Unit tests of the header-block reader: which lines are fields, bodies skipped by length,
+//! curl -v blocks, and any stream read the same in pieces of any size.
+
+use super::*;
+use crate::hints::HintSource;
+use std::time::Duration;
+
+fn now() -> SystemTime {
+    // 2026-01-01T00:00:00Z
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600)
+}
+
+/// The wait `text` asks for, read in one piece, and its source.
+fn wait(text: &str) -> Option<(f64, HintSource)> {
+    let mut h = HeaderHints::new();
+    h.feed(text.as_bytes(), now());
+    h.end(now());
+    h.hint()
+        .map(|h| (h.wait_from(now()).as_secs_f64(), h.source))
+}
+
+/// The hint `text` gives, fed in pieces of `size` bytes.
+fn in_pieces(text: &[u8], size: usize) -> Option<Hint> {
+    let mut h = HeaderHints::new();
+    for piece in text.chunks(size) {
+        h.feed(piece, now());
+    }
+    h.end(now());
+    h.hint()
+}
+
+const RA: HintSource = HintSource::RetryAfter;
+
+#[test]
+fn only_fields_of_a_header_block_count() {
+    assert_eq!(
+        wait("HTTP/1.1 503 Busy\r\nRetry-After: 7\r\n\r\n"),
+        Some((7.0, RA))
+    );
+    assert_eq!(wait("HTTP/2 429\nretry-after: 7\n"), Some((7.0, RA)));
+    assert_eq!(
+        wait("HTTP/2 429 \r\nretry-after: 7"),
+        Some((7.0, RA)),
+        "no line end"
+    );
+    assert_eq!(wait("Retry-After: 7\r\n"), None, "no status line");
+    assert_eq!(
+        wait("HTTP/1.1 503\r\n\r\nRetry-After: 7\r\n"),
+        None,
+        "after the block"
+    );
+    // Not status lines: the version, the code, the separator, a control character.
+    for bad in [
+        "HTTPS/1.1 503",
+        "HTTP/1.1.1 503",
+        "HTTP/11 503",
+        "HTTP/1.1 5034",
+        "HTTP/1.1 50",
+        "HTTP/1.1  503",
+        "HTTP/1.1 503\x1bBusy",
+        "HTTP/1.1 503 Busy\rRetry-After: 7",
+        "xHTTP/1.1 503",
+        "<HTTP/1.1 503",
+    ] {
+        assert_eq!(wait(&format!("{bad}\nRetry-After: 7\n")), None, "{bad:?}");
+    }
+}
+
+#[test]
+fn curl_verbose_blocks_have_their_prefix_and_no_body_here() {
+    let verbose = "* Trying\r\n> GET / HTTP/1.1\r\n> Retry-After: 99\r\n>\r\n\
+                   < HTTP/1.1 503 Busy\r\n* a note\r\n< RETRY-AFTER:3\r\n\
+                   < Content-Length: 400\r\n< \r\n{ [400 bytes data]\r\n";
+    assert_eq!(wait(verbose), Some((3.0, RA)));
+    // A plain line inside a verbose block is not a field of it.
+    assert_eq!(wait("< HTTP/1.1 503\nRetry-After: 9\n< \n"), None);
+    // The block ended at "< ": a body of 400 bytes is not awaited on this stream.
+    let next = format!("{verbose}< HTTP/1.1 429\r\n< Retry-After: 8\r\n< \r\n");
+    assert_eq!(wait(&next), Some((8.0, RA)));
+}
+
+#[test]
+fn a_body_of_known_length_is_skipped_whole() {
+    let quoted = "HTTP/1.1 429 Slow\r\nRetry-After: 3000\r\n\r\n";
+    let text = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\nsee:\n{quoted}\
+         HTTP/1.1 503 Busy\r\nRetry-After: 4\r\n\r\n",
+        quoted.len() + 5
+    );
+    assert_eq!(wait(&text), Some((4.0, RA)));
+    // A body without a newline, the next block right after it.
+    let text = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/2 503\nretry-after: 5\n";
+    assert_eq!(wait(text), Some((5.0, RA)));
+    // Bodies that look like the start of a status line, and no more.
+    for body in ["HTTP", "HTTP/x", "HTTP/1.1 200"] {
+        let text = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}HTTP/2 503\nretry-after: 5\n",
+            body.len()
+        );
+        assert_eq!(wait(&text), Some((5.0, RA)), "{body}");
+    }
+}
+
+#[test]
+fn a_status_line_right_after_a_block_is_the_next_response() {
+    // -D - with -o, -I, a redirect curl followed: blocks with no body between them.
+    for length in [1, 5, 7, 500] {
+        let text = format!(
+            "HTTP/1.1 302 Found\r\nContent-Length: {length}\r\n\r\n\
+             HTTP/1.1 503 Busy\r\nRetry-After: 6\r\n\r\n"
+        );
+        assert_eq!(wait(&text), Some((6.0, RA)), "{length}");
+    }
+    let text = "< HTTP/1.1 302 Found\r\n< Content-Length: 500\r\n< \r\n\
+                < HTTP/1.1 503 Busy\r\n< Retry-After: 6\r\n< \r\n";
+    assert_eq!(wait(text), Some((6.0, RA)));
+    // An interim response, then the final one; 204 and 304 have no body either.
+    for first in [
+        "HTTP/1.1 100 Continue\r\n\r\n",
+        "HTTP/1.1 304 Not Modified\r\n\r\n",
+    ] {
+        let text = format!("{first}HTTP/1.1 503 Busy\r\nRetry-After: 6\r\n\r\n");
+        assert_eq!(wait(&text), Some((6.0, RA)), "{first:?}");
+    }
+}
+
+#[test]
+fn a_body_of_unknown_length_is_read_only_for_status_lines() {
+    for fields in [
+        "Transfer-Encoding: chunked",
+        "Content-Encoding: gzip\r\nContent-Length: 9",
+        "Content-Length: 9, 10",
+        "X-Other: 1",
+    ] {
+        let text =
+            format!("HTTP/1.1 200 OK\r\n{fields}\r\n\r\nretry-after: 3000\nx-amz-retry-after: 9\n");
+        assert_eq!(wait(&text), None, "{fields}");
+        let text = format!("{text}HTTP/1.1 503 Busy\r\nRetry-After: 2\r\n\r\n");
+        assert_eq!(wait(&text), Some((2.0, RA)), "{fields}");
+    }
+}
+
+#[test]
+fn each_response_pairs_its_own_fields() {
+    let epoch = 1_767_225_600 + 45;
+    let one = format!("HTTP/1.1 403\nX-RateLimit-Remaining: 0\nX-RateLimit-Reset: {epoch}\n");
+    assert_eq!(wait(&one), Some((45.0, HintSource::XRateLimitReset)));
+    let split = format!(
+        "HTTP/1.1 200 OK\nX-RateLimit-Remaining: 0\n\nHTTP/1.1 200 OK\nX-RateLimit-Reset: {epoch}\n"
+    );
+    assert_eq!(wait(&split), None);
+}
+
+#[test]
+fn long_and_binary_lines_are_not_fields() {
+    // A field line longer than any server sends is skipped, not cut short and read.
+    let long = format!(
+        "HTTP/1.1 503\nRetry-After: 3{}\n\n",
+        "0".repeat(MAX_HEADER_LINE)
+    );
+    assert_eq!(wait(&long), None);
+    let fits = format!(
+        "HTTP/1.1 503\nRetry-After: {:>width$}\n",
+        "3",
+        width = MAX_HEADER_LINE - 13
+    );
+    assert_eq!(wait(&fits), Some((3.0, RA)));
+    let mut binary = b"HTTP/1.1 503\r\nRetry-After: \xff\xfe\r\nX: \0\r\n\r\n".to_vec();
+    binary.extend((0..=255u8).cycle().take(100_000));
+    assert_eq!(in_pieces(&binary, 4096), None);
+}
+
+#[test]
+fn pieces_of_any_size_read_the_same() {
+    let mut text = Vec::new();
+    for (i, block) in [
+        "HTTP/1.1 100 Continue\r\n\r\n",
+        "HTTP/1.1 301 Moved\r\nContent-Length: 10\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 24\r\n\r\nretry-after: 99\nHTTP/1.1",
+        "HTTP/2 200\r\ntransfer-encoding: chunked\r\n\r\nretry-after: 98\n",
+        "< HTTP/1.1 503\r\n< Retry-After: 3\r\n< \r\n",
+        "HTTP/1.1 429 Slow\r\nx-amz-retry-after: 4500\r\nContent-Length: 3\r\n\r\nabc",
+        "Retry-After: 97\r\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        text.extend_from_slice(block.as_bytes());
+        let whole = in_pieces(&text, text.len());
+        for size in 1..=17 {
+            assert_eq!(in_pieces(&text, size), whole, "{i}: pieces of {size}");
+        }
+    }
+    let hint = in_pieces(&text, 1).unwrap();
+    assert_eq!(hint.source, HintSource::AmzRetryAfter);
+    assert_eq!(hint.wait_from(now()), Duration::from_millis(4500));
+}
+
+/// Pieces of curl's output to build streams from.
+const TOKENS: [&str; 16] = [
+    "HTTP/1.1 503 Busy\r\n",
+    "HTTP/2 429\n",
+    "< HTTP/1.1 302\r\n",
+    "HTTP/1.1 100 Continue\r\n",
+    "Retry-After: 7\r\n",
+    "< retry-after: 9\r\n",
+    "x-amz-retry-after: 3000\n",
+    "Content-Length: 3\r\n",
+    "Content-Length: 12\r\n",
+    "Transfer-Encoding: chunked\r\n",
+    "\r\n",
+    "< \r\n",
+    "\n",
+    "abc",
+    "HTTP/",
+    "\r",
+];
+
+proptest::proptest! {
+    #[test]
+    fn any_stream_in_any_pieces_reads_as_in_one(
+        tokens in proptest::collection::vec(0..TOKENS.len(), 0..40),
+        size in 1usize..20,
+    ) {
+        let text: Vec<u8> = tokens.iter().flat_map(|&t| TOKENS[t].bytes()).collect();
+        proptest::prop_assert_eq!(in_pieces(&text, size), in_pieces(&text, text.len().max(1)));
+    }
+}
+
+#[test]
+fn many_responses_keep_no_more_than_a_line() {
+    let mut h = HeaderHints::new();
+    for i in 0..100_000u64 {
+        let block = format!(
+            "HTTP/1.1 503\r\nRetry-After: {}\r\nContent-Length: 2\r\n\r\nok",
+            i % 10
+        );
+        h.feed(block.as_bytes(), now());
+    }
+    assert!(
+        h.line.capacity() <= LINE_KEPT.max(64),
+        "{}",
+        h.line.capacity()
+    );
+    assert_eq!(h.hint().map(|h| h.wait_from(now()).as_secs()), Some(9));
+}
