@@ -63,10 +63,20 @@ pub fn full_fifo(path: &Path) -> OwnedFd {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     // SAFETY: opening our own FIFO; the reader first (non-blocking), so the writer's open
     // does not wait.
-    let reader = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_NONBLOCK) };
+    let reader = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
     assert!(reader >= 0);
     // SAFETY: as above.
-    let writer = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_NONBLOCK) };
+    let writer = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
     assert!(writer >= 0);
     // SAFETY: both just opened, owned by nobody else.
     let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(reader), OwnedFd::from_raw_fd(writer)) };
