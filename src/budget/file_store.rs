@@ -24,6 +24,7 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag, openat, renameat};
 use nix::sys::stat::{Mode, fstat};
 
+use super::bounded::{self, Bounded};
 use super::codec;
 use super::key::BudgetKey;
 use super::state::SharedState;
@@ -32,8 +33,9 @@ use super::store::StoreError;
 /// How long a run waits for a KEY's lock before it goes on without a budget.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_millis(100);
 
-/// A stored state larger than this is corrupt (a real one is about 250 bytes).
-const MAX_STATE_BYTES: u64 = 64 * 1024;
+/// A stored state larger than this is corrupt (a real one is about 250 bytes); the Redis store
+/// has the same limit.
+pub const MAX_STATE_BYTES: u64 = 64 * 1024;
 
 /// A directory of budget state files.
 #[derive(Debug)]
@@ -124,15 +126,13 @@ impl FileStore {
         openat(&self.dir_fd, name, flags, Mode::from_bits_truncate(0o600)).map(File::from)
     }
 
-    /// Takes `flock(LOCK_EX)` on `lock`: at once if it is free; otherwise a thread of its own
+    /// Takes `flock(LOCK_EX)` on `lock`: at once if it is free; otherwise a helper thread
     /// blocks in `flock(2)`, which the kernel wakes as soon as the holder releases the lock,
-    /// and this waits for that thread up to the lock timeout. (Polling with `LOCK_NB` and
-    /// sleeps, as a first version did, lets a waiter miss every moment the lock is free when
-    /// dozens of runs take it in turn: 40 runs started together on 2 busy cores gave up after
-    /// 100 ms by the dozen.) A thread still blocked at the timeout is left behind: if it gets
-    /// the lock later, it finds nobody waiting and releases it at once, and it ends with the
-    /// process anyway. Signals are blocked in every thread of retry (they arrive through a
-    /// signalfd), so `flock` is not interrupted.
+    /// and the run waits for it up to the lock timeout, or until a stop signal arrives
+    /// ([`super::bounded`]). (Polling with `LOCK_NB` and sleeps, as a first version did, lets a
+    /// waiter miss every moment the lock is free when dozens of runs take it in turn: 40 runs
+    /// started together on 2 busy cores gave up after 100 ms by the dozen.) A helper that gets
+    /// the lock after the wait was given up finds nobody waiting and releases it at once.
     fn lock(&self, lock: File, name: &str) -> Result<Flock<File>, StoreError> {
         let io = |error: Errno| StoreError::Io {
             path: self.path(name),
@@ -144,33 +144,27 @@ impl FileStore {
             Err((_, e)) => return Err(io(e)),
         };
         let start = Instant::now();
-        // Room for the one answer: the thread never blocks on sending it, and an answer
-        // nobody takes is dropped with the channel, releasing the lock.
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let spawned = std::thread::Builder::new()
-            .name("budget-lock".into())
-            .spawn(move || {
-                let mut lock = lock;
-                let result = loop {
-                    match Flock::lock(lock, FlockArg::LockExclusive) {
-                        Err((file, Errno::EINTR)) => lock = file,
-                        other => break other.map_err(|(_, e)| e),
-                    }
-                };
-                let _ = tx.send(result);
-            });
-        if let Err(e) = spawned {
-            return Err(StoreError::Io {
-                path: self.path(name),
-                error: e,
-            });
-        }
-        match rx.recv_timeout(self.lock_timeout) {
-            Ok(Ok(locked)) => Ok(locked),
-            Ok(Err(e)) => Err(io(e)),
-            Err(_) => Err(StoreError::LockTimeout {
+        let until = start.checked_add(self.lock_timeout).unwrap_or(start);
+        let waited = bounded::call("budget-lock", until, move || {
+            let mut lock = lock;
+            loop {
+                match Flock::lock(lock, FlockArg::LockExclusive) {
+                    Err((file, Errno::EINTR)) => lock = file,
+                    other => break other.map_err(|(_, e)| e),
+                }
+            }
+        });
+        match waited {
+            Ok(Bounded::Done(Ok(locked))) => Ok(locked),
+            Ok(Bounded::Done(Err(e))) => Err(io(e)),
+            Ok(Bounded::Stopped) => Err(StoreError::Stopped),
+            Ok(Bounded::TimedOut) => Err(StoreError::LockTimeout {
                 path: self.path(name),
                 waited_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }),
+            Err(error) => Err(StoreError::Io {
+                path: self.path(name),
+                error,
             }),
         }
     }
@@ -225,7 +219,8 @@ impl FileStore {
     /// together thus queue for the lock only to change the state.
     ///
     /// # Errors
-    /// [`StoreError::LockTimeout`], [`StoreError::Io`] or [`StoreError::Corrupt`].
+    /// [`StoreError::LockTimeout`], [`StoreError::Stopped`], [`StoreError::Io`] or
+    /// [`StoreError::Corrupt`].
     pub fn update<R>(
         &self,
         key: &BudgetKey,

@@ -132,7 +132,7 @@ fn a_corrupt_file_fails_open_with_one_warning() {
     );
     // The run goes on as without a budget: no second warning, no store access.
     assert!(budget.attempt_end(AttemptOutcome::Failure, None).is_none());
-    assert!(budget.cooldown().is_none());
+    assert!(budget.before_attempt().is_none());
     assert_eq!(budget.take_warning(), None);
     // The file is left as it was for the user to look at.
     assert_eq!(
@@ -198,6 +198,6 @@ fn a_budget_on_the_file_store_reports_tokens() {
     assert!(after.retry_allowed);
     assert_eq!(budget.take_warning(), None);
     let mut store = Store::open(&location).unwrap();
-    let state: SharedState = store.update(&key(b"k"), |s| *s).unwrap();
+    let state: SharedState = store.load(&key(b"k")).unwrap();
     assert_eq!(state.bucket.unwrap().tokens(), 9.0);
 }
