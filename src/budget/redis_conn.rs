@@ -5,12 +5,15 @@
 //! the `redis` crate only encodes commands ([`redis::Cmd::get_packed_command`]) and parses
 //! replies ([`redis::Parser`]). The host name lookup (`getaddrinfo(3)`, which has no
 //! non-blocking form and may wait 30 s on a resolver that does not answer) runs in a helper
-//! thread ([`super::bounded`]); a literal IP address needs no lookup. [`Conn::open`] (lookup,
-//! connect, then `AUTH` and `SELECT` when the URL asks for them) takes at most
-//! [`CONNECT_TIMEOUT`] in all, and each [`Conn::call`] at most the time it is given for the
-//! whole round trip, whatever the server does: a reply sent a byte at a time, or never, costs
-//! that long and no more. A reply longer than [`MAX_REPLY`] ends the call with an error before
-//! more is read.
+//! thread ([`super::bounded`]); a literal IP address needs no lookup. The lookup and the
+//! connect wait at most [`CONNECT_TIMEOUT`] in all, and each round trip ([`Conn::call`]: `AUTH`
+//! and `SELECT` when the URL asks for them, each operation's script) at most
+//! [`ROUND_TRIP_TIMEOUT`] in all, whatever the server does: a reply sent a byte at a time, or
+//! never, costs that long and no more. What is counted is the time spent waiting ([`Patience`]),
+//! not the time retry spends between waits, which on a loaded machine is mostly its wait for a
+//! CPU (a thousand runs started together on two cores wait that long for their turn, and
+//! their server answered meanwhile). A reply longer than [`MAX_REPLY`] ends the call with an
+//! error before more is read.
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
@@ -27,9 +30,11 @@ use super::location::RedisUrl;
 use super::store::StoreError;
 use crate::signals::{self, Ready};
 
-/// The time [`Conn::open`] may take in all: the host name lookup, the TCP connect, and the
-/// round trip of `AUTH` and `SELECT` when the URL has a password or a database.
+/// The longest [`Conn::open`] waits for the host name lookup and the TCP connect, in all.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// The longest one round trip ([`Conn::call`]) waits for the server, in all.
+pub const ROUND_TRIP_TIMEOUT: Duration = Duration::from_millis(300);
 
 /// The longest reply read: a state of [`MAX_STATE_BYTES`] and the few bytes around it.
 pub const MAX_REPLY: usize = MAX_STATE_BYTES as usize + 1024;
@@ -47,10 +52,40 @@ impl std::fmt::Debug for Conn {
     }
 }
 
-/// The instant `limit` from now (now itself if that cannot be held).
-pub fn after(limit: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(limit).unwrap_or(now)
+/// How long a step may still wait for the server, spent by each wait as it goes.
+#[derive(Clone, Copy, Debug)]
+struct Patience {
+    left: Duration,
+}
+
+impl Patience {
+    /// Waits of `limit` in all.
+    fn new(limit: Duration) -> Patience {
+        Patience { left: limit }
+    }
+
+    /// The instant the patience ends if it is all spent on one wait starting now.
+    fn until(&self) -> Instant {
+        let now = Instant::now();
+        now.checked_add(self.left).unwrap_or(now)
+    }
+
+    /// Waits until `fd` is ready for `events`, as long as the patience lasts and within the
+    /// rule of [`crate::signals`]. A descriptor already ready is ready, however little
+    /// patience is left.
+    fn wait(&mut self, fd: &impl AsFd, events: PollFlags, what: &str) -> Result<(), Failure> {
+        let start = Instant::now();
+        let ready = signals::wait_ready(fd.as_fd(), events, Some(self.until()));
+        self.left = self.left.saturating_sub(start.elapsed());
+        match ready {
+            Ready::Ready => Ok(()),
+            Ready::Stop => Err(Failure::Stopped),
+            Ready::TimedOut => Err(Failure::Other(format!(
+                "the server did not {what} in time ({}ms)",
+                ROUND_TRIP_TIMEOUT.as_millis()
+            ))),
+        }
+    }
 }
 
 impl Conn {
@@ -62,7 +97,7 @@ impl Conn {
     /// database, or any of it takes too long.
     pub fn open(url: &RedisUrl) -> Result<Conn, StoreError> {
         let server = url.to_string();
-        let until = after(CONNECT_TIMEOUT);
+        let mut patience = Patience::new(CONNECT_TIMEOUT);
         let fail = |reason: String| StoreError::Redis {
             server: server.clone(),
             reason,
@@ -74,8 +109,8 @@ impl Conn {
         let redis::ConnectionAddr::Tcp(host, port) = info.addr().clone() else {
             return Err(fail("not a TCP address".into()));
         };
-        let addresses = resolve(&host, port, until).map_err(|e| e.at(&server))?;
-        let stream = connect(&addresses, until).map_err(|e| e.at(&server))?;
+        let addresses = resolve(&host, port, &mut patience).map_err(|e| e.at(&server))?;
+        let stream = connect(&addresses, &mut patience).map_err(|e| e.at(&server))?;
         let mut conn = Conn { stream, server };
         let settings = info.redis_settings();
         let mut setup = Vec::new();
@@ -97,7 +132,7 @@ impl Conn {
                 .iter()
                 .flat_map(|(_, cmd)| cmd.get_packed_command())
                 .collect();
-            let replies = conn.call(&packed, setup.len(), until)?;
+            let replies = conn.call(&packed, setup.len())?;
             for ((name, _), reply) in setup.iter().zip(replies) {
                 if let Value::ServerError(e) = reply {
                     return Err(conn.error(format!("{name} refused: {e}")));
@@ -120,33 +155,29 @@ impl Conn {
         }
     }
 
-    /// Sends `packed` (one or more commands) and reads `replies` replies, all before `until`.
-    /// An error reply is returned as a [`Value::ServerError`], for the caller to judge.
+    /// Sends `packed` (one or more commands) and reads `replies` replies, waiting for the
+    /// server at most [`ROUND_TRIP_TIMEOUT`] in all. An error reply is returned as a
+    /// [`Value::ServerError`], for the caller to judge.
     ///
     /// # Errors
     /// [`StoreError::Stopped`] when a stop signal arrived; [`StoreError::Redis`] when the
     /// server closes the connection, sends what is not a reply or more than [`MAX_REPLY`]
-    /// bytes, or the round trip does not end before `until`. The connection should not be
-    /// used after an error.
-    pub fn call(
-        &mut self,
-        packed: &[u8],
-        replies: usize,
-        until: Instant,
-    ) -> Result<Vec<Value>, StoreError> {
-        self.send(packed, until)
-            .and_then(|()| self.receive(replies, until))
+    /// bytes, or does not answer in time. The connection should not be used after an error.
+    pub fn call(&mut self, packed: &[u8], replies: usize) -> Result<Vec<Value>, StoreError> {
+        let mut patience = Patience::new(ROUND_TRIP_TIMEOUT);
+        self.send(packed, &mut patience)
+            .and_then(|()| self.receive(replies, &mut patience))
             .map_err(|e| e.at(&self.server))
     }
 
-    fn send(&mut self, mut bytes: &[u8], until: Instant) -> Result<(), Failure> {
+    fn send(&mut self, mut bytes: &[u8], patience: &mut Patience) -> Result<(), Failure> {
         while !bytes.is_empty() {
             match self.stream.write(bytes) {
                 Ok(0) => return Err(Failure::Other("the server closed the connection".into())),
                 Ok(n) => bytes = &bytes[n..],
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    wait(&self.stream, PollFlags::POLLOUT, until, "take the command")?;
+                    patience.wait(&self.stream, PollFlags::POLLOUT, "take the command")?;
                 }
                 Err(e) => return Err(Failure::Other(format!("cannot send: {e}"))),
             }
@@ -154,7 +185,7 @@ impl Conn {
         Ok(())
     }
 
-    fn receive(&mut self, replies: usize, until: Instant) -> Result<Vec<Value>, Failure> {
+    fn receive(&mut self, replies: usize, patience: &mut Patience) -> Result<Vec<Value>, Failure> {
         let mut buf = Vec::new();
         let mut chunk = [0u8; 8192];
         loop {
@@ -180,7 +211,7 @@ impl Conn {
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    wait(&self.stream, PollFlags::POLLIN, until, "reply")?;
+                    patience.wait(&self.stream, PollFlags::POLLIN, "reply")?;
                 }
                 Err(e) => return Err(Failure::Other(format!("cannot read the reply: {e}"))),
             }
@@ -223,30 +254,21 @@ impl Failure {
     }
 }
 
-/// Waits until `fd` is ready for `events`, within `until` and the rule of [`crate::signals`].
-fn wait(fd: &impl AsFd, events: PollFlags, until: Instant, what: &str) -> Result<(), Failure> {
-    match signals::wait_ready(fd.as_fd(), events, Some(until)) {
-        Ready::Ready => Ok(()),
-        Ready::Stop => Err(Failure::Stopped),
-        Ready::TimedOut => Err(Failure::Other(format!(
-            "the server did not {what} in time ({}ms)",
-            CONNECT_TIMEOUT.as_millis()
-        ))),
-    }
-}
-
 /// The addresses of `host`: the address itself when it is one, else a lookup in a helper
-/// thread that may take until `until`.
-fn resolve(host: &str, port: u16, until: Instant) -> Result<Vec<SocketAddr>, Failure> {
+/// thread, waited for as long as `patience` lasts.
+fn resolve(host: &str, port: u16, patience: &mut Patience) -> Result<Vec<SocketAddr>, Failure> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(vec![SocketAddr::new(ip, port)]);
     }
     let name = host.to_string();
+    let start = Instant::now();
+    let until = patience.until();
     let lookup = bounded::call("budget-dns", until, move || {
         (name.as_str(), port)
             .to_socket_addrs()
             .map(Iterator::collect::<Vec<_>>)
     });
+    patience.left = patience.left.saturating_sub(start.elapsed());
     match lookup {
         Ok(Bounded::Done(Ok(addresses))) if !addresses.is_empty() => Ok(addresses),
         Ok(Bounded::Done(Ok(_))) => Err(Failure::Other(format!("{host} has no address"))),
@@ -261,11 +283,11 @@ fn resolve(host: &str, port: u16, until: Instant) -> Result<Vec<SocketAddr>, Fai
 }
 
 /// A non-blocking TCP connection (with `TCP_NODELAY`, as Redis clients set it) to the first
-/// of `addresses` that accepts before `until`.
-fn connect(addresses: &[SocketAddr], until: Instant) -> Result<TcpStream, Failure> {
+/// of `addresses` that accepts while `patience` lasts.
+fn connect(addresses: &[SocketAddr], patience: &mut Patience) -> Result<TcpStream, Failure> {
     let mut last = Failure::Other("no address to connect to".into());
     for address in addresses {
-        let attempt = || -> Result<TcpStream, Failure> {
+        let mut attempt = || -> Result<TcpStream, Failure> {
             let other = |e: io::Error| Failure::Other(format!("cannot connect to {address}: {e}"));
             let socket =
                 Socket::new(Domain::for_address(*address), Type::STREAM, None).map_err(other)?;
@@ -275,7 +297,7 @@ fn connect(addresses: &[SocketAddr], until: Instant) -> Result<TcpStream, Failur
             match socket.connect(&SockAddr::from(*address)) {
                 Ok(()) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
-                    wait(&socket, PollFlags::POLLOUT, until, "accept the connection")?;
+                    patience.wait(&socket, PollFlags::POLLOUT, "accept the connection")?;
                     if let Some(e) = socket.take_error().map_err(other)? {
                         return Err(other(e));
                     }
@@ -289,7 +311,7 @@ fn connect(addresses: &[SocketAddr], until: Instant) -> Result<TcpStream, Failur
             Err(Failure::Stopped) => return Err(Failure::Stopped),
             Err(e) => last = e,
         }
-        if Instant::now() >= until {
+        if patience.left.is_zero() {
             break;
         }
     }

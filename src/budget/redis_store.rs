@@ -1,8 +1,9 @@
 //! The fleet store: a KEY's state in a Redis (or Valkey) server, so every host shares one
 //! budget and one breaker. One connection per run ([`super::redis_conn`]: every wait bounded
-//! and ended by a stop signal), opened within [`CONNECT_TIMEOUT`]; each operation takes at
-//! most [`COMMAND_TIMEOUT`] in all: a server that is down costs one error at once (connection
-//! refused), one that accepts but never answers, or answers a byte at a time, 300 ms.
+//! and ended by a stop signal), opened within [`CONNECT_TIMEOUT`]; each round trip waits for
+//! the server at most [`COMMAND_TIMEOUT`] in all: a server that is down costs one error at
+//! once (connection refused), one that accepts but never answers, or answers a byte at a time,
+//! 300 ms.
 //!
 //! Each operation is one script run on the server (`EVALSHA`, and `EVAL` with the script's
 //! body when the server does not know it yet, `NOSCRIPT`), as Redis-backed rate limiters do
@@ -21,7 +22,7 @@
 
 use std::fmt;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redis::Value;
 
@@ -32,13 +33,13 @@ use super::key::BudgetKey;
 use super::location::RedisUrl;
 use super::operation::{Answer, Operation};
 pub use super::redis_conn::CONNECT_TIMEOUT;
-use super::redis_conn::{Conn, after};
+use super::redis_conn::Conn;
 use super::state::{AttemptOutcome, BudgetPolicy, SharedState};
 use super::store::StoreError;
 
-/// The most one operation takes, round trips included (two when the server must first be
-/// sent the script).
-pub const COMMAND_TIMEOUT: Duration = Duration::from_millis(300);
+/// The most one round trip waits for the server (an operation makes two when the server
+/// must first be sent the script).
+pub const COMMAND_TIMEOUT: Duration = super::redis_conn::ROUND_TRIP_TIMEOUT;
 /// How long a KEY's state outlives its last write (beyond anything still pending).
 pub const IDLE_EXPIRY: Duration = Duration::from_secs(30 * 24 * 3600);
 
@@ -162,16 +163,15 @@ impl RedisStore {
         now_ms: u64,
         op: &Operation,
     ) -> Result<(Answer, SharedState), StoreError> {
-        let until = after(COMMAND_TIMEOUT);
         let args = script_args(policy, now_ms, op);
         let rkey = key.redis_key();
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(script_sha()).arg(1).arg(&rkey).arg(&args);
-        let mut reply = self.one(&evalsha, until)?;
+        let mut reply = self.one(&evalsha)?;
         if matches!(&reply, Value::ServerError(e) if e.code() == "NOSCRIPT") {
             let mut eval = redis::cmd("EVAL");
             eval.arg(SCRIPT).arg(1).arg(&rkey).arg(&args);
-            reply = self.one(&eval, until)?;
+            reply = self.one(&eval)?;
         }
         let before = self.found(key, reply)?;
         let mut state = codec::decode(&before).map_err(|reason| self.corrupt(key, reason))?;
@@ -192,7 +192,7 @@ impl RedisStore {
             .arg(0)
             .arg(MAX_STATE_BYTES)
             .write_packed_command(&mut packed);
-        let replies = self.conn.call(&packed, 2, after(COMMAND_TIMEOUT))?;
+        let replies = self.conn.call(&packed, 2)?;
         let bytes = match (&replies[0], &replies[1]) {
             (Value::Int(n), _) if u64::try_from(*n).unwrap_or(0) > MAX_STATE_BYTES => {
                 return Err(self.corrupt(key, too_large(*n)));
@@ -206,9 +206,9 @@ impl RedisStore {
         codec::decode(&bytes).map_err(|reason| self.corrupt(key, reason))
     }
 
-    /// Sends `cmd` and reads its reply before `until`.
-    fn one(&mut self, cmd: &redis::Cmd, until: Instant) -> Result<Value, StoreError> {
-        let mut replies = self.conn.call(&cmd.get_packed_command(), 1, until)?;
+    /// Sends `cmd` and reads its reply.
+    fn one(&mut self, cmd: &redis::Cmd) -> Result<Value, StoreError> {
+        let mut replies = self.conn.call(&cmd.get_packed_command(), 1)?;
         Ok(replies.pop().unwrap_or(Value::Nil))
     }
 
