@@ -484,3 +484,51 @@ fn bad_values_name_the_flag_or_variable_and_exit_125() {
     assert!(out.status.success());
     assert!(out.stderr.is_empty(), "{out:?}");
 }
+
+#[test]
+fn a_shared_cooldown_lasts_at_most_its_hint_whatever_the_clocks_say() {
+    // Stored by a host whose clock is an hour ahead: until an hour from here, from a hint of
+    // 2 s. This run waits 2 s, not an hour.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let until = now + 3_600_000;
+    std::fs::write(
+        store.join("K.json"),
+        format!(
+            r#"{{"version":1,"updated_ms":{now},"tokens":null,"breaker":{{"consecutive":0,"open_until_ms":null,"probe":null}},"not_before_ms":{until},"hint_len_ms":2000}}"#
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = retry()
+        .args([
+            "-n",
+            "0",
+            "--max-hint",
+            "2h",
+            "--budget",
+            "K",
+            "--budget-store",
+        ])
+        .arg(&store)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(warnings(&out.stderr).is_empty(), "{text}");
+    assert!(
+        text.contains("waiting 2.000s for the shared cooldown of budget K")
+            || text.contains("waiting 1.99"),
+        "{text}"
+    );
+    assert!(took >= Duration::from_millis(1900), "{took:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}
