@@ -121,9 +121,17 @@ impl FileStore {
         self.dir.join(name)
     }
 
-    fn open_in(&self, name: &str, flags: OFlag) -> Result<File, Errno> {
-        let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        openat(&self.dir_fd, name, flags, Mode::from_bits_truncate(0o600)).map(File::from)
+    /// Opens `name` in the directory without following a symlink and without waiting: a FIFO
+    /// put in a file's place would otherwise hold the open until a writer comes (a wait outside
+    /// the rule of [`crate::signals`]); only a regular file is accepted.
+    fn open_in(&self, name: &str, flags: OFlag) -> std::io::Result<File> {
+        let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+        let file =
+            openat(&self.dir_fd, name, flags, Mode::from_bits_truncate(0o600)).map(File::from)?;
+        if !file.metadata()?.file_type().is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        Ok(file)
     }
 
     /// Takes `flock(LOCK_EX)` on `lock`: at once if it is free; otherwise a helper thread
@@ -181,8 +189,8 @@ impl FileStore {
                     .read_to_end(&mut bytes)
                     .map_err(io)?;
             }
-            Err(Errno::ENOENT) => {}
-            Err(e) => return Err(io(e.into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(e)),
         }
         if bytes.len() as u64 > MAX_STATE_BYTES {
             return Err(StoreError::Corrupt {
@@ -204,7 +212,7 @@ impl FileStore {
         };
         let mut file = self
             .open_in(&tmp, OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC)
-            .map_err(|e| io(&tmp, e.into()))?;
+            .map_err(|e| io(&tmp, e))?;
         file.write_all(&codec::encode(state))
             .map_err(|e| io(&tmp, e))?;
         drop(file);
@@ -239,7 +247,7 @@ impl FileStore {
             .open_in(&lock_name, OFlag::O_RDWR | OFlag::O_CREAT)
             .map_err(|e| StoreError::Io {
                 path: self.path(&lock_name),
-                error: e.into(),
+                error: e,
             })?;
         let locked = self.lock(lock_file, &lock_name)?;
         let before = self.read_state(&data_name)?;

@@ -201,3 +201,33 @@ fn a_budget_on_the_file_store_reports_tokens() {
     let state: SharedState = store.load(&key(b"k")).unwrap();
     assert_eq!(state.bucket.unwrap().tokens(), 9.0);
 }
+
+#[test]
+fn a_fifo_in_place_of_a_file_is_an_error_at_once_not_a_wait() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = support::store_dir(&tmp);
+    let store = FileStore::open(&dir).unwrap();
+    let fifo = |name: &str| {
+        nix::unistd::mkfifo(
+            &dir.join(name),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+    };
+    let start = Instant::now();
+    fifo("state.json");
+    let e = store.update(&key(b"state"), |_| ()).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    // The lock file and the temporary file too, once the state must change.
+    fifo("lock.lock");
+    let e = store
+        .update(&key(b"lock"), |s| s.updated_ms += 1)
+        .unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    fifo("tmp.tmp");
+    let e = store
+        .update(&key(b"tmp"), |s| s.updated_ms += 1)
+        .unwrap_err();
+    assert!(matches!(e, StoreError::Io { .. }), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
