@@ -219,7 +219,7 @@ impl FileStore {
         renameat(&self.dir_fd, tmp.as_str(), &self.dir_fd, name).map_err(|e| io(name, e.into()))
     }
 
-    /// [`super::store::Store::update`] for this store. First without the lock: the state file
+    /// [`super::store::Store::perform`] and [`super::store::Store::load`] for this store. First without the lock: the state file
     /// is only ever replaced whole (by `rename`), so a plain read sees a state some run
     /// stored; if `f` leaves that state unchanged (a closed breaker admitting a run, no
     /// cooldown to wait for), that is the answer, and no lock was taken. Otherwise `f` runs

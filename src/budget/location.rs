@@ -114,7 +114,7 @@ fn looks_like_url(text: &str) -> bool {
 
 /// Parses a `--budget-store` value: `redis://...` or `valkey://...` is a server, any other
 /// text a directory (created when first used), unless it looks like a URL
-/// ([`looks_like_url`]): a directory whose name does, such as `cache:v2`, is written
+/// (see `looks_like_url`): a directory whose name does, such as `cache:v2`, is written
 /// `./cache:v2`.
 ///
 /// # Errors

@@ -9,7 +9,7 @@
 //! connect wait at most [`CONNECT_TIMEOUT`] in all, and each round trip ([`Conn::call`]: `AUTH`
 //! and `SELECT` when the URL asks for them, each operation's script) at most
 //! [`ROUND_TRIP_TIMEOUT`] in all, whatever the server does: a reply sent a byte at a time, or
-//! never, costs that long and no more. What is counted is the time spent waiting ([`Patience`]),
+//! never, costs that long and no more. What is counted is the time spent waiting,
 //! not the time retry spends between waits, which on a loaded machine is mostly its wait for a
 //! CPU (a thousand runs started together on two cores wait that long for their turn, and
 //! their server answered meanwhile). A reply longer than [`MAX_REPLY`] ends the call with an

@@ -102,7 +102,7 @@ fn check_cooldown(args: &ProtectArgs, from: &str) -> Result<()> {
 /// `default_threshold` when `--breaker` is not given (`None`: no breaker).
 ///
 /// # Errors
-/// A `--breaker-cooldown` longer than [`MAX_BREAKER_COOLDOWN`].
+/// A `--breaker-cooldown` longer than 100 years (`MAX_BREAKER_COOLDOWN`).
 pub fn breaker(
     args: &ProtectArgs,
     default_threshold: Option<u32>,
@@ -124,7 +124,7 @@ impl Protect {
     /// # Errors
     /// A one-line message naming the flag (or variable) and value: a splay not shorter than
     /// the deadline, a bad `--budget-store`, a ratio above the maximum, a `--breaker-cooldown`
-    /// longer than [`MAX_BREAKER_COOLDOWN`], or a budget flag given
+    /// longer than 100 years, or a budget flag given
     /// on the command line without `--budget` (from the environment they are simply unused,
     /// so that `RETRY_BUDGET_STORE` can be set once for every run), `--breaker-cooldown`
     /// without `--breaker`.

@@ -2,13 +2,14 @@
 //! host name lookup that never answers, a Redis server that never answers or answers a byte
 //! at a time: about 300 ms, then one warning and the run goes on without a budget), and a stop
 //! signal (TERM, INT) that arrives during the wait ends retry at once, by that signal, without
-//! a warning and without running the command.
+//! a warning and without running the command. And the shared cooldown: never waited for longer
+//! than the hint that set it, whatever the clocks of the hosts say.
 //!
-//! The signal tests send the signal as soon as retry blocks its signals (`SigBlk` in
-//! `/proc/PID/status`, proc(5)): the store's wait starts right after. A test knows the wait
-//! was still going when the signal went (the store gives up after 300 ms, the lock after
-//! 100 ms) from the time between the last look that found the signals unblocked and the
-//! signal; on a machine so loaded that this is longer than the wait, it tries again.
+//! The signal tests send the signal a little (20 or 50 ms) after retry blocks its signals
+//! (`SigBlk` in `/proc/PID/status`, proc(5)): the store's wait starts right after that. A test
+//! knows the wait was still going when the signal went (the store gives up after 300 ms, the
+//! lock after 100 ms) from the time between the last look that found the signals unblocked and
+//! the signal; on a machine so loaded that this is longer than the wait, it tries again.
 
 use std::net::{Ipv4Addr, UdpSocket};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -273,4 +274,52 @@ fn term_or_int_during_a_host_name_lookup_ends_the_run_at_once() {
             with_resolver(&conf, &BY_NAME, &marker)
         });
     }
+}
+
+#[test]
+fn a_shared_cooldown_lasts_at_most_its_hint_whatever_the_clocks_say() {
+    // Stored by a host whose clock is an hour ahead: until an hour from here, from a hint of
+    // 2 s. This run waits 2 s, not an hour.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    std::fs::set_permissions(&store, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let until = now + 3_600_000;
+    std::fs::write(
+        store.join("K.json"),
+        format!(
+            r#"{{"version":1,"updated_ms":{now},"tokens":null,"breaker":{{"consecutive":0,"open_until_ms":null,"probe":null}},"not_before_ms":{until},"hint_len_ms":2000}}"#
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = retry()
+        .args([
+            "-n",
+            "0",
+            "--max-hint",
+            "2h",
+            "--budget",
+            "K",
+            "--budget-store",
+        ])
+        .arg(&store)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("warning"), "{text}");
+    assert!(
+        text.contains("waiting 2.000s for the shared cooldown of budget K")
+            || text.contains("waiting 1.99"),
+        "{text}"
+    );
+    assert!(took >= Duration::from_millis(1900), "{took:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
 }
