@@ -125,6 +125,63 @@ local function object_field(obj, name, optional)
   return v
 end
 
+-- The state as Rust's codec writes it, read with a few patterns: nearly every stored value. Nil
+-- for anything else (spaces, a count to clamp, an older or hand-edited form, a number not in
+-- range...), which the strict reader below then reads (or refuses). Returns the state and
+-- whether `raw` is exactly what encode writes for it.
+local FAST_HEAD = '^{"version":1,"updated_ms":(%d+),"tokens":(.-),"breaker":{"consecutive":(%d+),'
+  .. '"open_until_ms":(.-),"probe":(.-)},"not_before_ms":'
+local FAST_HINT = FAST_HEAD .. '(%d+),"hint_len_ms":(%d+)}$'
+local FAST_PLAIN = FAST_HEAD .. '(.-)}$'
+
+local function canonical(token, max)
+  if token == nil or (#token > 1 and string.sub(token, 1, 1) == '0') or #token > 16 then
+    return nil
+  end
+  local n = tonumber(token)
+  if n == nil or n > max or not string.find(token, '^%d+$') then return nil end
+  return n
+end
+
+local function fast(raw)
+  local updated, tokens, consecutive, open, probe, nb, hint = string.match(raw, FAST_HINT)
+  if not updated then
+    updated, tokens, consecutive, open, probe, nb = string.match(raw, FAST_PLAIN)
+    if not updated then return nil end
+  end
+  local s = { updated_ms = canonical(updated, MAX_TIME), breaker = {} }
+  if tokens ~= 'null' then
+    local m, max, stamp = string.match(tokens, '^{"milli":(%d+),"max_milli":(%d+),"stamp_ms":(%d+)}$')
+    m, max, stamp = canonical(m, MAX_U32), canonical(max, MAX_U32), canonical(stamp, MAX_TIME)
+    if not (m and max and stamp) or max == 0 or m > max then return nil end
+    s.bucket = { milli = m, max_milli = max, stamp_ms = stamp }
+  end
+  s.breaker.consecutive = canonical(consecutive, MAX_U32)
+  if open ~= 'null' then
+    s.breaker.open_until_ms = canonical(open, MAX_TIME)
+    if not s.breaker.open_until_ms then return nil end
+  end
+  if probe ~= 'null' then
+    local pid, expires = string.match(probe, '^{"id":(%d+),"expires_ms":(%d+)}$')
+    expires = canonical(expires, MAX_TIME)
+    if not (pid and expires) or #pid > 20 or (#pid == 20 and pid > MAX_U64)
+      or (#pid > 1 and string.sub(pid, 1, 1) == '0') then
+      return nil
+    end
+    s.breaker.probe = { id = pid, expires_ms = expires }
+  end
+  if nb ~= 'null' then
+    s.not_before_ms = canonical(nb, MAX_TIME)
+    if not s.not_before_ms then return nil end
+  end
+  if hint then
+    s.hint_len_ms = canonical(hint, MAX_TIME)
+    if not s.hint_len_ms then return nil end
+  end
+  if not (s.updated_ms and s.breaker.consecutive) then return nil end
+  return s
+end
+
 local function decode(raw)
   if string.find(raw, '^[ \t\n\r\f]*$') then
     return { breaker = { consecutive = 0 }, updated_ms = 0 }
@@ -342,13 +399,19 @@ local size = redis.call('STRLEN', key)
 if size > arg_num(13) then return { 'large', size } end
 local raw = redis.call('GET', key)
 if not raw then raw = '' end
-local decoded, s = pcall(decode, raw)
-if not decoded then return { 'corrupt', tostring(s), raw } end
-local before = encode(s)
+local s = fast(raw)
+local before = raw
+if not s then
+  local decoded
+  decoded, s = pcall(decode, raw)
+  if not decoded then return { 'corrupt', tostring(s), raw } end
+  before = encode(s)
+end
+local touch = false
 if op == 'begin' then
   if BP then admit(s.breaker) end
   live_cooldown(s)
-  if encode(s) ~= before then s.updated_ms = now end
+  touch = true
 elseif op == 'cooldown' then
   cooldown(s)
 elseif op == 'attempt_end' then
@@ -356,12 +419,17 @@ elseif op == 'attempt_end' then
 elseif op == 'finish' then
   if BP then
     finish(s.breaker, ARGV[10])
-    if encode(s) ~= before then s.updated_ms = now end
+    touch = true
   end
 else
   return redis.error_reply('ERR unknown budget operation')
 end
 local after = encode(s)
+-- begin and finish mark a state they changed with the time (Rust's `touch`).
+if touch and after ~= before then
+  s.updated_ms = now
+  after = encode(s)
+end
 if after ~= before then
   redis.call('SET', key, after, 'PX', num(expiry(s)))
 end

@@ -243,6 +243,13 @@ fn corrupt_values_are_refused_and_left_as_they_are() {
         good.replace("\"updated_ms\":0", "\"updated_ms\":0,\"surprise\":1"),
         good.replace("\"updated_ms\":0", "\"updated_ms\":0,\"updated_ms\":0"),
         good.replace("\"consecutive\":0", "\"consecutive\":4294967296"),
+        good.replace("\"consecutive\":0", "\"consecutive\":00"),
+        good.replace("\"updated_ms\":0", "\"updated_ms\":01"),
+        good.replace("\"probe\":null", "\"probe\":{\"id\":07,\"expires_ms\":1}"),
+        good.replace(
+            "\"not_before_ms\":null",
+            "\"not_before_ms\":1,\"hint_len_ms\":01",
+        ),
         good.clone() + "x",
         past_9999,
         big_id,
@@ -289,6 +296,11 @@ fn values_a_file_store_reads_read_the_same_in_the_script() {
         " { \"version\" : 1 ,\n \"updated_ms\":0, \"tokens\" : { \"milli\" : 99999, \"max_milli\":10000, \"stamp_ms\":0 }, \"breaker\":{\"consecutive\":0,\"open_until_ms\":null,\"probe\":null},\"not_before_ms\":null } ",
         "{\"version\":1,\"updated_ms\":0,\"tokens\":{\"milli\":5,\"max_milli\":0,\"stamp_ms\":0},\"breaker\":{\"consecutive\":0}}",
         "{\"breaker\":{\"consecutive\":7,\"probe\":{\"expires_ms\":9,\"id\":12345678901234567890}},\"updated_ms\":3,\"version\":1}",
+        // In the form the codec writes, but with counts to clamp.
+        "{\"version\":1,\"updated_ms\":0,\"tokens\":{\"milli\":99999,\"max_milli\":10000,\"stamp_ms\":0},\"breaker\":{\"consecutive\":0,\"open_until_ms\":null,\"probe\":null},\"not_before_ms\":null}",
+        "{\"version\":1,\"updated_ms\":0,\"tokens\":{\"milli\":7,\"max_milli\":0,\"stamp_ms\":0},\"breaker\":{\"consecutive\":0,\"open_until_ms\":null,\"probe\":null},\"not_before_ms\":null}",
+        // A length without a time.
+        "{\"version\":1,\"updated_ms\":0,\"tokens\":null,\"breaker\":{\"consecutive\":0,\"open_until_ms\":null,\"probe\":null},\"not_before_ms\":null,\"hint_len_ms\":5}",
     ] {
         let _: () = redis::cmd("SET")
             .arg(&rkey)
