@@ -193,9 +193,10 @@ fn commands_run(server: &RedisServer) -> (u64, u64) {
 
 /// Starts `runs` runs of `retry -n 0 --budget K --budget-max-tokens 1000 -- false` on `url`,
 /// released together; returns their outputs. The runs have the lowest priority (`nice -n
-/// 19`): on two cores, two hundred runs at the server's own priority would starve it (a real
-/// fleet's runs are on other hosts than its Redis), and runs would wait past 300 ms for the
-/// CPU to be given to the server, not for the server's answer.
+/// 19`), the server a higher one where the test may give it ([`RedisServer::prefer`]): on two
+/// cores, two hundred runs starting at the server's own priority would starve it (a real
+/// fleet's runs are on other hosts than its Redis), and runs would wait past 300 ms for the CPU
+/// to be given to the server, not for the server's answer.
 fn failing_together(runs: usize, url: &str, dir: &Path) -> Vec<std::process::Output> {
     let go = dir.join("go");
     let children: Vec<Child> = (0..runs)
@@ -225,6 +226,7 @@ fn failing_together(runs: usize, url: &str, dir: &Path) -> Vec<std::process::Out
 fn two_hundred_runs_failing_together_each_record_their_failure_in_at_most_3_commands() {
     const RUNS: usize = 200;
     let server = RedisServer::start();
+    server.prefer();
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(commands_run(&server), (0, 0));
     let started = std::time::Instant::now();
