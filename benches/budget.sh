@@ -16,13 +16,26 @@
 # for a server that is down well under a second; exits 1 if a median difference is over its
 # goal.
 #
+# Then contention: N runs of `retry -n 0 --budget K --budget-max-tokens 100000 -- false` on one
+# KEY in a fresh Redis, released together (for each N of CONTENTION, default 50 200 1000), and
+# for each N: the commands the runs sent to the server (INFO commandstats: EVALSHA and EVAL;
+# the script's own STRLEN, GET and SET run inside the server and are shown apart), the runs
+# whose failure the state records (its count of tokens: 100000 less one per recorded failure),
+# runs that warned (failed open), and the wall time from the release to the last run's end.
+# The runs have the lowest priority (nice -n 19) and, as root, the server a higher one (nice -n
+# -10): a thousand runs starting on the server's own two cores would otherwise take most of its
+# CPU (their weights add up), which a fleet's hosts do not. Goals (issue 18): at most 3 commands
+# sent a run and every failure recorded; exits 1 otherwise.
+#
 # Usage: benches/budget.sh          (builds the release binary first)
-# ROUNDS (default 1000) rounds after WARMUP (default 50). Needs python3 and redis-server.
+# ROUNDS (default 1000) rounds after WARMUP (default 50); CONTENTION (default "50 200 1000").
+# Needs python3 and redis-server.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ROUNDS=${ROUNDS:-1000}
 WARMUP=${WARMUP:-50}
+CONTENTION=${CONTENTION:-50 200 1000}
 
 command -v redis-server >/dev/null || { echo "budget.sh: needs redis-server" >&2; exit 2; }
 cargo build --release -q --bin retry
@@ -35,8 +48,10 @@ free_port() {
 }
 port=$(free_port)
 down=$(free_port)
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-    --loglevel warning --dir "$work" >"$work/redis.log" 2>&1 &
+server_nice=()
+[ "$(id -u)" = 0 ] && server_nice=(nice -n -10)
+"${server_nice[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize no --loglevel warning --maxclients 10000 --dir "$work" >"$work/redis.log" 2>&1 &
 redis_pid=$!
 cleanup() {
     kill "$redis_pid" 2>/dev/null || true
@@ -53,8 +68,9 @@ echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | se
 echo "# $(redis-server --version | cut -d' ' -f1-3); TMPDIR store on $(df -T "$work" | awk 'NR == 2 { print $2 }'), /dev/shm on $(df -T "$shm" | awk 'NR == 2 { print $2 }')"
 echo "# $ROUNDS rounds after $WARMUP, order shuffled in each"
 
+status=0
 python3 - "$ROUNDS" "$WARMUP" "$bin" "$work/store" "$shm/store" "redis://127.0.0.1:$port" \
-    "redis://127.0.0.1:$down" <<'EOF'
+    "redis://127.0.0.1:$down" <<'EOF' || status=1
 import os, random, statistics, sys, time
 
 rounds, warmup = int(sys.argv[1]), int(sys.argv[2])
@@ -133,3 +149,64 @@ for k, goal in goals_ms.items():
     print(f"{labels[k]:54} {d:7.3f} {goal:6.1f} {mark}")
 sys.exit(1 if over else 0)
 EOF
+
+echo
+echo "# contention: N runs of retry -n 0 --budget K -- false on one KEY, released together;"
+echo "# the runs at nice 19, the server at nice ${server_nice[2]:-0}"
+python3 - "$bin" "$port" "$work" $CONTENTION <<'EOF' || status=1
+import os, socket, subprocess, sys, time
+
+bin, port, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sizes = [int(n) for n in sys.argv[4:]]
+MAX_TOKENS = 100000
+
+
+def redis(*args):
+    """Sends one command (RESP) and returns the reply's text (a reply of one line or one bulk)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"*%d\r\n" % len(args) +
+                  b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args))
+        data = b""
+        while True:
+            data += s.recv(1 << 20)
+            head, _, rest = data.partition(b"\r\n")
+            if not _:
+                continue
+            if head[:1] != b"$" or int(head[1:]) < 0 or len(rest) >= int(head[1:]) + 2:
+                return (rest[:int(head[1:])] if head[:1] == b"$" else head).decode()
+
+
+print(f"{'runs':>5} {'sent':>6} {'sent/run':>8} {'in script':>9} {'recorded':>8} "
+      f"{'warned':>6} {'wall (s)':>8}")
+bad = False
+for n in sizes:
+    redis("FLUSHALL")
+    redis("CONFIG", "RESETSTAT")
+    go = os.path.join(work, f"go-{n}")
+    runs = [subprocess.Popen(
+        ["nice", "-n", "19", "sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.01; done; exec "$@"',
+         go, bin, "-n", "0", "--budget", "K", "--budget-max-tokens", str(MAX_TOKENS),
+         "--budget-store", f"redis://127.0.0.1:{port}", "--", "false"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}) for _ in range(n)]
+    time.sleep(1)
+    start = time.monotonic()
+    open(go, "w").close()
+    warned = sum(r.communicate()[1].count(b"retry: warning: ") for r in runs)
+    wall = time.monotonic() - start
+    sent = in_script = 0
+    for line in redis("INFO", "commandstats").splitlines():
+        if line.startswith("cmdstat_"):
+            name, stats = line[len("cmdstat_"):].split(":", 1)
+            calls = int(stats.split("calls=")[1].split(",")[0])
+            if name in ("strlen", "get", "set"):
+                in_script += calls
+            elif name not in ("flushall", "config", "info"):
+                sent += calls
+    milli = int(redis("GET", "retry:budget:K").split('"milli":')[1].split(",")[0])
+    recorded = (MAX_TOKENS * 1000 - milli) // 1000
+    print(f"{n:5} {sent:6} {sent / n:8.2f} {in_script:9} {recorded:8} {warned:6} {wall:8.2f}")
+    bad |= sent / n > 3 or recorded != n
+sys.exit(1 if bad else 0)
+EOF
+exit $status

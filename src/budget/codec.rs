@@ -7,11 +7,18 @@
 //!  "breaker":{"consecutive":0,"open_until_ms":null,"probe":null},
 //!  "not_before_ms":null}
 //! ```
+//!
+//! `hint_len_ms` (how long the hint that set `not_before_ms` asked to wait) follows
+//! `not_before_ms` only while a shared cooldown is stored; a state without it (any state of an
+//! older version) decodes as before. Every time (`..._ms`) is at most
+//! [`MAX_TIME_MS`] (9999-12-31T23:59:59.999Z); one past it makes the state corrupt, as does a
+//! number that is not a plain integer of its type. The Redis store's script
+//! (`redis_state.lua`) reads and writes this very form, byte for byte.
 
 use serde::{Deserialize, Serialize};
 
 use super::breaker::{CircuitBreaker, ProbeLease};
-use super::state::SharedState;
+use super::state::{MAX_TIME_MS, SharedState};
 use super::throttle::TokenBucket;
 
 /// The format version written, and the only one read.
@@ -25,6 +32,8 @@ struct Wire {
     tokens: Option<WireTokens>,
     breaker: WireBreaker,
     not_before_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hint_len_ms: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -72,6 +81,7 @@ pub fn encode(state: &SharedState) -> Vec<u8> {
             }),
         },
         not_before_ms: state.not_before_ms,
+        hint_len_ms: state.hint_len_ms,
     };
     // Plain structs of integers and options: serialising them cannot fail.
     serde_json::to_vec(&wire).unwrap_or_default()
@@ -94,6 +104,25 @@ pub fn decode(bytes: &[u8]) -> Result<SharedState, String> {
         None => return Err("no format version".into()),
     }
     let wire: Wire = serde_json::from_value(value).map_err(|e| format!("bad state: {e}"))?;
+    let times = [
+        ("updated_ms", Some(wire.updated_ms)),
+        ("tokens.stamp_ms", wire.tokens.as_ref().map(|t| t.stamp_ms)),
+        ("breaker.open_until_ms", wire.breaker.open_until_ms),
+        (
+            "breaker.probe.expires_ms",
+            wire.breaker.probe.as_ref().map(|p| p.expires_ms),
+        ),
+        ("not_before_ms", wire.not_before_ms),
+        ("hint_len_ms", wire.hint_len_ms),
+    ];
+    if let Some((name, Some(ms))) = times
+        .iter()
+        .find(|(_, t)| t.is_some_and(|t| t > MAX_TIME_MS))
+    {
+        return Err(format!(
+            "{name} {ms} is past 9999-12-31T23:59:59.999Z ({MAX_TIME_MS})"
+        ));
+    }
     Ok(SharedState {
         bucket: wire
             .tokens
@@ -107,6 +136,7 @@ pub fn decode(bytes: &[u8]) -> Result<SharedState, String> {
             }),
         },
         not_before_ms: wire.not_before_ms,
+        hint_len_ms: wire.hint_len_ms,
         updated_ms: wire.updated_ms,
     })
 }
@@ -129,8 +159,16 @@ mod tests {
                 }),
             },
             not_before_ms: Some(12),
+            hint_len_ms: Some(5),
             updated_ms: 13,
         };
+        assert_eq!(decode(&encode(&s)).unwrap(), s);
+        s.hint_len_ms = None;
+        assert!(
+            !String::from_utf8(encode(&s))
+                .unwrap()
+                .contains("hint_len_ms")
+        );
         assert_eq!(decode(&encode(&s)).unwrap(), s);
         s = SharedState::default();
         assert_eq!(decode(&encode(&s)).unwrap(), s);
@@ -153,6 +191,30 @@ mod tests {
             serde_json::from_slice(&encode(&SharedState::default())).unwrap();
         extra["surprise"] = serde_json::json!(1);
         assert!(decode(extra.to_string().as_bytes()).is_err());
+    }
+
+    #[test]
+    fn times_past_year_9999_are_corrupt() {
+        let state = |t: u64| {
+            format!(
+                r#"{{"version":1,"updated_ms":0,"tokens":null,"breaker":{{"consecutive":0,"open_until_ms":null,"probe":null}},"not_before_ms":{t}}}"#
+            )
+        };
+        assert_eq!(
+            decode(state(MAX_TIME_MS).as_bytes()).unwrap().not_before_ms,
+            Some(MAX_TIME_MS)
+        );
+        let e = decode(state(MAX_TIME_MS + 1).as_bytes()).unwrap_err();
+        assert!(e.contains("not_before_ms") && e.contains("9999"), "{e}");
+    }
+
+    #[test]
+    fn an_older_state_decodes() {
+        let text = r#"{"version":1,"updated_ms":1,"tokens":{"milli":9000,"max_milli":10000,"stamp_ms":1},"breaker":{"consecutive":0,"open_until_ms":null,"probe":{"id":18446744073709551615,"expires_ms":7}},"not_before_ms":9}"#;
+        let s = decode(text.as_bytes()).unwrap();
+        assert_eq!((s.not_before_ms, s.hint_len_ms), (Some(9), None));
+        assert_eq!(s.breaker.probe.unwrap().id, u64::MAX);
+        assert_eq!(encode(&s), text.as_bytes(), "written back the same");
     }
 
     #[test]

@@ -24,6 +24,7 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag, openat, renameat};
 use nix::sys::stat::{Mode, fstat};
 
+use super::bounded::{self, Bounded};
 use super::codec;
 use super::key::BudgetKey;
 use super::state::SharedState;
@@ -32,8 +33,9 @@ use super::store::StoreError;
 /// How long a run waits for a KEY's lock before it goes on without a budget.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_millis(100);
 
-/// A stored state larger than this is corrupt (a real one is about 250 bytes).
-const MAX_STATE_BYTES: u64 = 64 * 1024;
+/// A stored state larger than this is corrupt (a real one is about 250 bytes); the Redis store
+/// has the same limit.
+pub const MAX_STATE_BYTES: u64 = 64 * 1024;
 
 /// A directory of budget state files.
 #[derive(Debug)]
@@ -119,20 +121,26 @@ impl FileStore {
         self.dir.join(name)
     }
 
-    fn open_in(&self, name: &str, flags: OFlag) -> Result<File, Errno> {
-        let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        openat(&self.dir_fd, name, flags, Mode::from_bits_truncate(0o600)).map(File::from)
+    /// Opens `name` in the directory without following a symlink and without waiting: a FIFO
+    /// put in a file's place would otherwise hold the open until a writer comes (a wait outside
+    /// the rule of [`crate::signals`]); only a regular file is accepted.
+    fn open_in(&self, name: &str, flags: OFlag) -> std::io::Result<File> {
+        let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+        let file =
+            openat(&self.dir_fd, name, flags, Mode::from_bits_truncate(0o600)).map(File::from)?;
+        if !file.metadata()?.file_type().is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        Ok(file)
     }
 
-    /// Takes `flock(LOCK_EX)` on `lock`: at once if it is free; otherwise a thread of its own
+    /// Takes `flock(LOCK_EX)` on `lock`: at once if it is free; otherwise a helper thread
     /// blocks in `flock(2)`, which the kernel wakes as soon as the holder releases the lock,
-    /// and this waits for that thread up to the lock timeout. (Polling with `LOCK_NB` and
-    /// sleeps, as a first version did, lets a waiter miss every moment the lock is free when
-    /// dozens of runs take it in turn: 40 runs started together on 2 busy cores gave up after
-    /// 100 ms by the dozen.) A thread still blocked at the timeout is left behind: if it gets
-    /// the lock later, it finds nobody waiting and releases it at once, and it ends with the
-    /// process anyway. Signals are blocked in every thread of retry (they arrive through a
-    /// signalfd), so `flock` is not interrupted.
+    /// and the run waits for it up to the lock timeout, or until a stop signal arrives
+    /// ([`super::bounded`]). (Polling with `LOCK_NB` and sleeps, as a first version did, lets a
+    /// waiter miss every moment the lock is free when dozens of runs take it in turn: 40 runs
+    /// started together on 2 busy cores gave up after 100 ms by the dozen.) A helper that gets
+    /// the lock after the wait was given up finds nobody waiting and releases it at once.
     fn lock(&self, lock: File, name: &str) -> Result<Flock<File>, StoreError> {
         let io = |error: Errno| StoreError::Io {
             path: self.path(name),
@@ -144,33 +152,27 @@ impl FileStore {
             Err((_, e)) => return Err(io(e)),
         };
         let start = Instant::now();
-        // Room for the one answer: the thread never blocks on sending it, and an answer
-        // nobody takes is dropped with the channel, releasing the lock.
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let spawned = std::thread::Builder::new()
-            .name("budget-lock".into())
-            .spawn(move || {
-                let mut lock = lock;
-                let result = loop {
-                    match Flock::lock(lock, FlockArg::LockExclusive) {
-                        Err((file, Errno::EINTR)) => lock = file,
-                        other => break other.map_err(|(_, e)| e),
-                    }
-                };
-                let _ = tx.send(result);
-            });
-        if let Err(e) = spawned {
-            return Err(StoreError::Io {
-                path: self.path(name),
-                error: e,
-            });
-        }
-        match rx.recv_timeout(self.lock_timeout) {
-            Ok(Ok(locked)) => Ok(locked),
-            Ok(Err(e)) => Err(io(e)),
-            Err(_) => Err(StoreError::LockTimeout {
+        let until = start.checked_add(self.lock_timeout).unwrap_or(start);
+        let waited = bounded::call("budget-lock", until, move || {
+            let mut lock = lock;
+            loop {
+                match Flock::lock(lock, FlockArg::LockExclusive) {
+                    Err((file, Errno::EINTR)) => lock = file,
+                    other => break other.map_err(|(_, e)| e),
+                }
+            }
+        });
+        match waited {
+            Ok(Bounded::Done(Ok(locked))) => Ok(locked),
+            Ok(Bounded::Done(Err(e))) => Err(io(e)),
+            Ok(Bounded::Stopped) => Err(StoreError::Stopped),
+            Ok(Bounded::TimedOut) => Err(StoreError::LockTimeout {
                 path: self.path(name),
                 waited_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }),
+            Err(error) => Err(StoreError::Io {
+                path: self.path(name),
+                error,
             }),
         }
     }
@@ -187,8 +189,8 @@ impl FileStore {
                     .read_to_end(&mut bytes)
                     .map_err(io)?;
             }
-            Err(Errno::ENOENT) => {}
-            Err(e) => return Err(io(e.into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(e)),
         }
         if bytes.len() as u64 > MAX_STATE_BYTES {
             return Err(StoreError::Corrupt {
@@ -210,14 +212,14 @@ impl FileStore {
         };
         let mut file = self
             .open_in(&tmp, OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC)
-            .map_err(|e| io(&tmp, e.into()))?;
+            .map_err(|e| io(&tmp, e))?;
         file.write_all(&codec::encode(state))
             .map_err(|e| io(&tmp, e))?;
         drop(file);
         renameat(&self.dir_fd, tmp.as_str(), &self.dir_fd, name).map_err(|e| io(name, e.into()))
     }
 
-    /// [`super::store::Store::update`] for this store. First without the lock: the state file
+    /// [`super::store::Store::perform`] and [`super::store::Store::load`] for this store. First without the lock: the state file
     /// is only ever replaced whole (by `rename`), so a plain read sees a state some run
     /// stored; if `f` leaves that state unchanged (a closed breaker admitting a run, no
     /// cooldown to wait for), that is the answer, and no lock was taken. Otherwise `f` runs
@@ -225,7 +227,8 @@ impl FileStore {
     /// together thus queue for the lock only to change the state.
     ///
     /// # Errors
-    /// [`StoreError::LockTimeout`], [`StoreError::Io`] or [`StoreError::Corrupt`].
+    /// [`StoreError::LockTimeout`], [`StoreError::Stopped`], [`StoreError::Io`] or
+    /// [`StoreError::Corrupt`].
     pub fn update<R>(
         &self,
         key: &BudgetKey,
@@ -244,7 +247,7 @@ impl FileStore {
             .open_in(&lock_name, OFlag::O_RDWR | OFlag::O_CREAT)
             .map_err(|e| StoreError::Io {
                 path: self.path(&lock_name),
-                error: e.into(),
+                error: e,
             })?;
         let locked = self.lock(lock_file, &lock_name)?;
         let before = self.read_state(&data_name)?;

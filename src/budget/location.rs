@@ -64,10 +64,16 @@ impl fmt::Debug for StoreLocation {
 
 /// Replaces the password of a URL-like text with `***`. Works on text that is not a valid URL
 /// too, erring towards hiding more: everything between the first `:` after `scheme://` and
-/// the last `@` is hidden.
+/// the last `@` is hidden; in a text without `://` (a URL with a slash missing, say),
+/// everything between the first `:` and the last `@`.
 pub fn redact(text: &str) -> String {
     let Some(scheme_end) = text.find("://") else {
-        return text.to_string();
+        return match (text.find(':'), text.rfind('@')) {
+            (Some(colon), Some(at)) if colon < at => {
+                format!("{}***{}", &text[..=colon], &text[at..])
+            }
+            _ => text.to_string(),
+        };
     };
     let rest_start = scheme_end + 3;
     let rest = &text[rest_start..];
@@ -86,13 +92,36 @@ pub fn redact(text: &str) -> String {
     }
 }
 
+/// Whether `text` (no `://` in it) looks like a URL rather than a directory: it does not start
+/// with `/` or `.`, and either starts with a scheme and a colon (RFC 3986's `ALPHA *( ALPHA /
+/// DIGIT / "+" / "-" / "." ) ":"`, <https://www.rfc-editor.org/rfc/rfc3986#section-3.1>), as
+/// `redis:/host` or `redis:host` do, or has a user and password (`:` then `@`), as
+/// `redis//u:pw@host` does. Such a value is a mistyped URL far more often than a directory, and
+/// taking it for a directory would turn a fleet's budget into a local one without a word.
+fn looks_like_url(text: &str) -> bool {
+    if text.starts_with('/') || text.starts_with('.') {
+        return false;
+    }
+    let scheme = text.split(':').next().unwrap_or_default();
+    let has_scheme = text.contains(':')
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let has_userinfo = matches!((text.find(':'), text.rfind('@')), (Some(c), Some(a)) if c < a);
+    has_scheme || has_userinfo
+}
+
 /// Parses a `--budget-store` value: `redis://...` or `valkey://...` is a server, any other
-/// text without `://` a directory (created when first used).
+/// text a directory (created when first used), unless it looks like a URL
+/// (see `looks_like_url`): a directory whose name does, such as `cache:v2`, is written
+/// `./cache:v2`.
 ///
 /// # Errors
 /// A one-line message naming `flag` and the value (password redacted): an empty value, an
-/// unsupported scheme (`rediss://` TLS, `unix://`, anything else), or a Redis URL with no
-/// host, a bad port, a database that is not a number, a query or a fragment.
+/// unsupported scheme (`rediss://` TLS, `unix://`, anything else), a value that looks like a
+/// URL without being one (`redis:/host`), or a Redis URL with no host, a bad port, a database
+/// that is not a number, a query or a fragment.
 pub fn parse_store_location(flag: &str, value: &OsStr) -> Result<StoreLocation, String> {
     let Some(text) = value.to_str() else {
         if value.as_encoded_bytes().windows(3).any(|w| w == b"://") {
@@ -108,6 +137,13 @@ pub fn parse_store_location(flag: &str, value: &OsStr) -> Result<StoreLocation, 
         ));
     }
     let Some(scheme_end) = text.find("://") else {
+        if looks_like_url(text) {
+            return Err(format!(
+                "{flag}: '{shown}' looks like a URL but is not one: expected \
+                 redis://[user:password@]host[:port][/db] or valkey://... (write a directory \
+                 whose name has a ':' as ./NAME)"
+            ));
+        }
         return Ok(StoreLocation::Dir(PathBuf::from(text)));
     };
     let scheme = text[..scheme_end].to_ascii_lowercase();
@@ -189,6 +225,39 @@ mod tests {
         assert_eq!(url.secret_url(), "redis://u:s3cret@h:6380/2");
         assert!(parse("valkey://localhost").is_ok());
         assert!(parse("redis://:pw@[::1]:7000/0").is_ok());
+        for dir in [
+            "./cache:v2",
+            "/var/lib/a:b@c",
+            "plain",
+            "a b",
+            "dir/sub",
+            "ünï",
+        ] {
+            assert_eq!(parse(dir).unwrap(), StoreLocation::Dir(dir.into()), "{dir}");
+        }
+    }
+
+    #[test]
+    fn a_mistyped_url_is_refused_not_taken_for_a_directory() {
+        for (value, shown) in [
+            ("redis:/u:PW@host", "'redis:***@host'"),
+            ("redis:u:PW@host:6379", "'redis:***@host:6379'"),
+            ("redis:host", "'redis:host'"),
+            ("REDIS:/host", "'REDIS:/host'"),
+            ("valkey:/:PW@h/2", "'valkey:***@h/2'"),
+            ("redis//u:PW@host", "'redis//u:***@host'"),
+            ("u:PW@host", "'u:***@host'"),
+            ("cache:v2", "'cache:v2'"),
+        ] {
+            let e = parse(value).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "--budget-store: {shown} looks like a URL but is not one"
+                )),
+                "{value}: {e}"
+            );
+            assert!(!e.contains("PW"), "{e}");
+        }
     }
 
     #[test]
@@ -217,6 +286,8 @@ mod tests {
         assert_eq!(redact("redis://:pw@h"), "redis://:***@h");
         assert_eq!(redact("redis://u:a@b@h/0"), "redis://u:***@h/0");
         assert_eq!(redact("/tmp/dir"), "/tmp/dir");
+        assert_eq!(redact("redis:/u:pw@h"), "redis:***@h");
+        assert_eq!(redact("a:b"), "a:b");
     }
 
     #[test]

@@ -1,26 +1,31 @@
-//! One run's use of its budget: the [`SharedState`] operations performed through a store with
+//! One run's use of its budget: the [`SharedState`](super::state::SharedState) operations performed through a store with
 //! the wall clock, failing open. After the first store error the run goes on as without a
 //! budget: every later call returns `None` at once without touching the store, and
-//! [`Budget::take_warning`] yields the one warning line to print.
+//! [`Budget::take_warning`] yields the one warning line to print (none when the error is a stop
+//! signal that ended a wait on the store: the run is ending by it, and says so itself).
 
 use std::time::{Duration, SystemTime};
 
 use super::breaker::{Admission, BreakerState, RunEnd};
 use super::key::BudgetKey;
 use super::location::StoreLocation;
-use super::state::{AfterAttempt, AttemptOutcome, Begin, BudgetPolicy as Policy, SharedState};
+use super::operation::{Answer, Operation};
+use super::state::{AfterAttempt, AttemptOutcome, Begin, BudgetPolicy as Policy, MAX_TIME_MS};
 use super::store::{Store, StoreError};
 
-/// Milliseconds since the Unix epoch for `t` (0 before the epoch, saturating far after).
+/// Milliseconds since the Unix epoch for `t`: 0 before the epoch, at most [`MAX_TIME_MS`]
+/// (the last millisecond of year 9999) after.
 pub fn epoch_ms(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .min(MAX_TIME_MS)
 }
 
-/// The wall-clock time of `ms` milliseconds since the Unix epoch.
+/// The wall-clock time of `ms` milliseconds since the Unix epoch, at most [`MAX_TIME_MS`]:
+/// every time retry prints (RFC 3339, four-digit years) goes through here.
 pub fn from_epoch_ms(ms: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH
-        .checked_add(Duration::from_millis(ms))
+        .checked_add(Duration::from_millis(ms.min(MAX_TIME_MS)))
         .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
@@ -38,11 +43,20 @@ pub struct Budget {
     store: Option<Store>,
     key: BudgetKey,
     policy: Policy,
-    /// This run's random id, used to claim the breaker's probe lease.
+    /// This run's random id, used to claim the breaker's probe lease: 53 bits, so that it is
+    /// exact wherever the stored JSON is read with doubles.
     probe_id: u64,
-    /// Whether this run was admitted as the probe.
+    /// Whether this run was admitted as the probe (at its last admission).
     probing: bool,
     warning: Option<String>,
+    /// The shared cooldown this run has waited for, as stored (epoch ms), and until when it
+    /// waits for it at most: read again, the same cooldown is not waited for again past that.
+    honoured: Option<(u64, u64)>,
+}
+
+/// A random run id of 53 bits.
+fn run_id() -> u64 {
+    rand::random::<u64>() >> 11
 }
 
 impl Budget {
@@ -53,11 +67,12 @@ impl Budget {
             Ok(store) => Budget::with_store(store, key, policy),
             Err(e) => Budget {
                 store: None,
-                warning: Some(warning_line(&e)),
+                warning: warning_line(&e),
                 key,
                 policy,
                 probe_id: 0,
                 probing: false,
+                honoured: None,
             },
         }
     }
@@ -68,9 +83,10 @@ impl Budget {
             store: Some(store),
             key,
             policy,
-            probe_id: rand::random(),
+            probe_id: run_id(),
             probing: false,
             warning: None,
+            honoured: None,
         }
     }
 
@@ -95,16 +111,30 @@ impl Budget {
         self.warning.take()
     }
 
-    fn update<R>(&mut self, f: impl FnMut(&mut SharedState, u64) -> R) -> Option<R> {
+    /// Performs `op` with the wall clock; `None` (and the budget off) on a store error.
+    fn perform(&mut self, op: Operation) -> Option<(Answer, Option<u64>, u64)> {
         let store = self.store.as_mut()?;
         let now = epoch_ms(SystemTime::now());
-        let mut f = f;
-        match store.update(&self.key, |state| f(state, now)) {
-            Ok(r) => Some(r),
+        match store.perform(&self.key, &self.policy, now, &op) {
+            Ok((answer, state)) => Some((answer, state.not_before_ms, now)),
             Err(e) => {
                 self.store = None;
-                self.warning = Some(warning_line(&e));
+                self.warning = warning_line(&e);
                 None
+            }
+        }
+    }
+
+    /// `wait` (until when the shared cooldown `stored` asks this run to wait, read at `now`),
+    /// never past the end this run first gave that same cooldown: however often it is read,
+    /// one cooldown is waited for at most its hint's length.
+    fn bound(&mut self, wait: Option<u64>, stored: Option<u64>, now: u64) -> Option<u64> {
+        let (wait, stored) = (wait?, stored?);
+        match self.honoured {
+            Some((seen, end)) if seen == stored => Some(wait.min(end)).filter(|&w| w > now),
+            _ => {
+                self.honoured = Some((stored, wait));
+                Some(wait)
             }
         }
     }
@@ -117,19 +147,33 @@ impl Budget {
     /// cooldown. On [`Admission::Refuse`] the run must not start the command: it exits with
     /// status 75 and [`Budget::refusal`]'s line.
     pub fn begin(&mut self) -> Option<Begin> {
-        let (policy, id) = (self.policy, self.probe_id);
-        let begin = self.update(|s, now| s.begin(&policy, now, id))?;
+        let id = self.probe_id;
+        let (Answer::Begin(mut begin), stored, now) = self.perform(Operation::Begin { id })? else {
+            return None;
+        };
         self.probing = begin.admission == Admission::Probe;
+        begin.wait_until_ms = self.bound(begin.wait_until_ms, stored, now);
         Some(begin)
     }
 
-    /// Right before each attempt (the first included, after the splay), and again after any
-    /// wait it asks for: the shared cooldown still to wait (epoch ms), if any. Renews a probe's
-    /// lease.
+    /// Right before each attempt (the first after a splay, and every retry), and again after
+    /// any wait it asks for: the breaker's admission again (a breaker that opened since, a
+    /// probe's lease renewed or another run probing) and the shared cooldown still to wait. The
+    /// same operation as [`Budget::begin`]: a run that finds the breaker half-open and no probe
+    /// running becomes the probe.
+    pub fn before_attempt(&mut self) -> Option<Begin> {
+        self.begin()
+    }
+
+    /// The shared cooldown still to wait (epoch ms), if any, renewing a probe's lease, without
+    /// asking the breaker.
     pub fn cooldown(&mut self) -> Option<u64> {
-        let (policy, probe) = (self.policy, self.probe());
-        self.update(|s, now| s.cooldown(&policy, now, probe))
-            .flatten()
+        let probe = self.probe();
+        let (Answer::Cooldown(wait), stored, now) = self.perform(Operation::Cooldown { probe })?
+        else {
+            return None;
+        };
+        self.bound(wait, stored, now)
     }
 
     /// After each attempt: records it (`hint`: a server's `not_before` seen in its output) and
@@ -139,9 +183,16 @@ impl Budget {
         outcome: AttemptOutcome,
         hint: Option<SystemTime>,
     ) -> Option<AfterAttempt> {
-        let (policy, probe) = (self.policy, self.probe());
-        let hint_ms = hint.map(epoch_ms);
-        self.update(|s, now| s.attempt_end(&policy, now, outcome, hint_ms, probe))
+        let op = Operation::AttemptEnd {
+            outcome,
+            hint_ms: hint.map(epoch_ms),
+            probe: self.probe(),
+        };
+        let (Answer::AttemptEnd(mut after), stored, now) = self.perform(op)? else {
+            return None;
+        };
+        after.wait_until_ms = self.bound(after.wait_until_ms, stored, now);
+        Some(after)
     }
 
     /// At the end of a run that was admitted: counts it in the breaker. `None` without a
@@ -149,9 +200,11 @@ impl Budget {
     pub fn finish(&mut self, end: RunEnd) -> Option<BreakerState> {
         // Without a breaker there is nothing to count: no need to ask the store.
         self.policy.breaker?;
-        let (policy, probe) = (self.policy, self.probe());
-        self.update(|s, now| s.finish(&policy, now, end, probe))
-            .flatten()
+        let probe = self.probe();
+        match self.perform(Operation::Finish { end, probe })? {
+            (Answer::Finish(state), _, _) => state,
+            _ => None,
+        }
     }
 
     /// The line for a refused run, e.g. `circuit breaker for KEY is open until
@@ -184,9 +237,13 @@ impl Budget {
     }
 }
 
-/// The warning for a store error (without the `retry: warning: ` prefix).
-fn warning_line(e: &StoreError) -> String {
-    format!("{e}; going on without a retry budget")
+/// The warning for a store error (without the `retry: warning: ` prefix); none for a stop
+/// signal.
+fn warning_line(e: &StoreError) -> Option<String> {
+    match e {
+        StoreError::Stopped => None,
+        e => Some(format!("{e}; going on without a retry budget")),
+    }
 }
 
 #[cfg(test)]
@@ -201,6 +258,11 @@ mod tests {
         );
         assert_eq!(epoch_ms(SystemTime::UNIX_EPOCH - Duration::from_secs(1)), 0);
         assert_eq!(wait_until(0), Duration::ZERO);
+        assert_eq!(epoch_ms(from_epoch_ms(u64::MAX)), MAX_TIME_MS);
+        assert_eq!(
+            humantime::format_rfc3339_millis(from_epoch_ms(u64::MAX)).to_string(),
+            "9999-12-31T23:59:59.999Z"
+        );
     }
 
     #[test]

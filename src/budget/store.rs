@@ -1,5 +1,6 @@
-//! The one operation every store offers: an atomic read-modify-write of a KEY's
-//! [`SharedState`] by a Rust closure, so the budget logic exists once, whatever the store.
+//! What every store offers: a budget [`Operation`] performed atomically on a KEY's
+//! [`SharedState`] (under `flock` by the file store, by one script on the server by the Redis
+//! store), and a plain read of the state.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -7,8 +8,9 @@ use std::path::PathBuf;
 use super::file_store::FileStore;
 use super::key::BudgetKey;
 use super::location::StoreLocation;
+use super::operation::{Answer, Operation};
 use super::redis_store::RedisStore;
-use super::state::SharedState;
+use super::state::{BudgetPolicy, SharedState};
 
 /// Why a store could not be used. Every error is meant to give one warning line, after which
 /// the run goes on as without a budget (fail open).
@@ -47,9 +49,12 @@ pub enum StoreError {
     Redis {
         /// The server (password redacted).
         server: String,
-        /// Why (the client's message, which never contains the URL).
+        /// Why (never containing the URL or the password; possibly the server's own words).
         reason: String,
     },
+    /// A stop signal (INT, TERM, HUP, QUIT) arrived while the store was waited for: the run
+    /// is ending by it. No warning: retry reports the signal itself.
+    Stopped,
 }
 
 impl fmt::Display for StoreError {
@@ -71,6 +76,9 @@ impl fmt::Display for StoreError {
                 )
             }
             StoreError::Redis { server, reason } => write!(f, "budget store {server}: {reason}"),
+            StoreError::Stopped => {
+                write!(f, "the wait for the budget store was stopped by a signal")
+            }
         }
     }
 }
@@ -82,7 +90,7 @@ impl std::error::Error for StoreError {}
 pub enum Store {
     /// One file per KEY, `flock` for the read-modify-write.
     File(FileStore),
-    /// One Redis key per KEY, WATCH/MULTI/EXEC for the read-modify-write.
+    /// One Redis key per KEY, each operation one script on the server.
     Redis(RedisStore),
 }
 
@@ -99,23 +107,38 @@ impl Store {
         })
     }
 
-    /// Reads `key`'s state (a fresh [`SharedState::default`] if there is none), runs `f` on it
-    /// and stores the result, atomically with respect to every other run using the store;
-    /// returns what `f` returned. A state `f` leaves unchanged is not written back.
-    ///
-    /// `f` may run more than once (Redis reruns it on a fresh read after a conflicting write),
-    /// so it must depend only on the state it is given and on values it captured.
+    /// Performs `op` at `now_ms` under `policy` on `key`'s state (a fresh
+    /// [`SharedState::default`] if there is none), atomically with respect to every other run
+    /// using the store, and stores the result; returns the answer and the state after. A
+    /// state the operation leaves unchanged is not written back.
     ///
     /// # Errors
     /// Any [`StoreError`]; the state is then unchanged.
-    pub fn update<R>(
+    pub fn perform(
         &mut self,
         key: &BudgetKey,
-        f: impl FnMut(&mut SharedState) -> R,
-    ) -> Result<R, StoreError> {
+        policy: &BudgetPolicy,
+        now_ms: u64,
+        op: &Operation,
+    ) -> Result<(Answer, SharedState), StoreError> {
         match self {
-            Store::File(store) => store.update(key, f),
-            Store::Redis(store) => store.update(key, f),
+            Store::File(store) => store.update(key, |state| {
+                let answer = op.apply(state, policy, now_ms);
+                (answer, *state)
+            }),
+            Store::Redis(store) => store.perform(key, policy, now_ms, op),
+        }
+    }
+
+    /// Reads `key`'s state (a fresh [`SharedState::default`] if there is none) without a lock
+    /// or a change.
+    ///
+    /// # Errors
+    /// Any [`StoreError`].
+    pub fn load(&mut self, key: &BudgetKey) -> Result<SharedState, StoreError> {
+        match self {
+            Store::File(store) => store.update(key, |state| *state),
+            Store::Redis(store) => store.load(key),
         }
     }
 }

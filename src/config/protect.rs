@@ -80,11 +80,29 @@ pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
     }
 }
 
+/// The longest `--breaker-cooldown` accepted: 100 years (of 365.25 days). A breaker open
+/// longer is one nobody means; and a time past year 9999 could be neither stored nor printed.
+pub const MAX_BREAKER_COOLDOWN: Duration = Duration::from_secs(100 * 31_557_600);
+
+/// Refuses a `--breaker-cooldown` longer than [`MAX_BREAKER_COOLDOWN`], naming the flag (and
+/// `from`, where the value came from) and the value.
+fn check_cooldown(args: &ProtectArgs, from: &str) -> Result<()> {
+    if let Some(cooldown) = args.breaker_cooldown
+        && cooldown > MAX_BREAKER_COOLDOWN
+    {
+        bail!(
+            "--breaker-cooldown ({}{from}) is longer than the longest accepted, 100 years",
+            humantime::format_duration(cooldown)
+        );
+    }
+    Ok(())
+}
+
 /// `--breaker N` and `--breaker-cooldown` as a [`BreakerPolicy`] with the default probe lease;
 /// `default_threshold` when `--breaker` is not given (`None`: no breaker).
 ///
 /// # Errors
-/// None in practice (the threshold is at least 1 by then); kept for the policy's own checks.
+/// A `--breaker-cooldown` longer than 100 years (`MAX_BREAKER_COOLDOWN`).
 pub fn breaker(
     args: &ProtectArgs,
     default_threshold: Option<u32>,
@@ -92,6 +110,7 @@ pub fn breaker(
     let Some(threshold) = args.breaker.or(default_threshold) else {
         return Ok(None);
     };
+    check_cooldown(args, "")?;
     let cooldown = args.breaker_cooldown.unwrap_or(DEFAULT_COOLDOWN);
     BreakerPolicy::new(threshold, cooldown)
         .map(Some)
@@ -104,7 +123,8 @@ impl Protect {
     ///
     /// # Errors
     /// A one-line message naming the flag (or variable) and value: a splay not shorter than
-    /// the deadline, a bad `--budget-store`, a ratio above the maximum, or a budget flag given
+    /// the deadline, a bad `--budget-store`, a ratio above the maximum, a `--breaker-cooldown`
+    /// longer than 100 years, or a budget flag given
     /// on the command line without `--budget` (from the environment they are simply unused,
     /// so that `RETRY_BUDGET_STORE` can be set once for every run), `--breaker-cooldown`
     /// without `--breaker`.
@@ -126,6 +146,10 @@ impl Protect {
                 format_secs(deadline)
             );
         }
+        check_cooldown(
+            args,
+            &source(origins, "breaker_cooldown").suffix("breaker-cooldown"),
+        )?;
         let on_command_line = |id: &str, given: bool| given && !origins.is_env(id);
         if args.breaker_cooldown.is_some()
             && args.breaker.is_none()
@@ -326,6 +350,48 @@ mod tests {
         assert!(
             err(&["--budget", "k", "--breaker-cooldown", "1s"], &[])
                 .starts_with("--breaker-cooldown needs --breaker")
+        );
+        assert_eq!(
+            err(
+                &[
+                    "--budget",
+                    "k",
+                    "--breaker",
+                    "1",
+                    "--breaker-cooldown",
+                    "10000y"
+                ],
+                &[]
+            ),
+            "--breaker-cooldown (10000years) is longer than the longest accepted, 100 years"
+        );
+        assert!(
+            err(
+                &[
+                    "--budget",
+                    "k",
+                    "--breaker",
+                    "1",
+                    "--breaker-cooldown",
+                    "101y"
+                ],
+                &["breaker_cooldown"]
+            )
+            .contains("(101years from RETRY_BREAKER_COOLDOWN)")
+        );
+        assert!(
+            protect(
+                &[
+                    "--budget",
+                    "k",
+                    "--breaker",
+                    "1",
+                    "--breaker-cooldown",
+                    "100y"
+                ],
+                &[]
+            )
+            .is_ok()
         );
         let e = err(
             &[

@@ -1,10 +1,12 @@
 //! Protecting the service, in the supervisor: the `--splay` before the first attempt, and one
 //! run's use of its `--budget` ([`crate::budget`]), in the order that module documents:
 //! admission by the circuit breaker before anything else (a refused run exits 75 without
-//! running the command), the shared cooldown right before every attempt, each attempt counted
-//! in the token bucket (a refused retry gives up with "retry budget for KEY is spent"), and
-//! the run's end counted by the breaker. Every store error gives one warning and the run goes
-//! on as without a budget (fail open).
+//! running the command), the breaker asked again and the shared cooldown waited for right
+//! before every attempt (after the splay, before each retry: a breaker that opened meanwhile
+//! refuses the run with 75 before attempt 1, and gives up with the last attempt's status before
+//! a retry), each attempt counted in the token bucket (a refused retry gives up with "retry
+//! budget for KEY is spent"), and the run's end counted by the breaker. Every store error gives
+//! one warning and the run goes on as without a budget (fail open).
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant, SystemTime};
@@ -30,8 +32,8 @@ pub(super) struct Protection {
     admitted: bool,
     /// How the run ends; set on success and on giving up, otherwise it was abandoned.
     end: Option<RunEnd>,
-    /// The shared cooldown as the store last told it, and when: read again only when that is
-    /// older than [`FRESH`].
+    /// The shared cooldown as the store last told it with the breaker's admission (or without
+    /// a breaker), and when: read again only when that is older than [`FRESH`].
     known: Option<(Option<u64>, Instant)>,
 }
 
@@ -129,19 +131,30 @@ impl Supervisor<'_> {
         Exit::TempFail
     }
 
-    /// Right before attempt `attempt`: waits for the shared cooldown of the budget, as long as
-    /// the store has one (another run may set a later one meanwhile). If it would end at or
-    /// past the deadline, or lasts longer than `--max-hint`, gives up at once: with `last`
-    /// (the previous attempt's status), or, before the first attempt, with [`Exit::TempFail`]
-    /// without running the command.
+    /// Right before attempt `attempt`: asks the breaker again, then waits for the shared
+    /// cooldown of the budget, as long as the store has one (another run may set a later one
+    /// meanwhile, or open the breaker). A breaker that refuses the run, or a cooldown that
+    /// would end at or past the deadline or lasts longer than `--max-hint`, ends the run at
+    /// once: giving up with `last` (the previous attempt's status), or, before the first
+    /// attempt, with [`Exit::TempFail`] without running the command.
     pub(super) fn shared_cooldown(&self, attempt: u64, last: Option<Exit>) -> Result<(), Exit> {
         loop {
             let known = self.protect.borrow().known;
             let until = match known {
                 Some((until, at)) if at.elapsed() < FRESH => until,
                 _ => {
-                    // `None` either way after a store error: the budget is then off.
-                    let until = self.with_budget(|budget, _| budget.cooldown());
+                    let check = self.with_budget(|budget, _| {
+                        let check = budget.before_attempt()?;
+                        let refusal = budget.refusal(&check.admission);
+                        Some((check.wait_until_ms, check.admission, refusal))
+                    });
+                    // `None` after a store error: the budget is then off.
+                    let Some((until, admission, refusal)) = check else {
+                        return Ok(());
+                    };
+                    if let (Admission::Refuse { until_ms, .. }, Some(why)) = (admission, refusal) {
+                        return Err(self.refused_before(attempt, last, &why, until_ms));
+                    }
                     self.protect.borrow_mut().known = Some((until, Instant::now()));
                     until
                 }
@@ -169,18 +182,25 @@ impl Supervisor<'_> {
                 too_long(&key, Some(until_ms), self.config.max_hint)
             };
             if let Some(why) = why {
-                return Err(match last {
-                    Some(exit) => self.give_up(attempt - 1, &why, exit),
-                    None => {
-                        // No verdict on the service: the breaker does not count this run.
-                        self.protect.borrow_mut().end = Some(RunEnd::Abandoned);
-                        self.refuse(&why, until_ms)
-                    }
-                });
+                return Err(self.refused_before(attempt, last, &why, until_ms));
             }
             self.reporter.cooldown(&key, attempt, until_ms, delay);
             self.wait(wake)
                 .map_err(|signal| self.interrupted_by(signal))?;
+        }
+    }
+
+    /// Ends the run before attempt `attempt` for `why` (until `until_ms`): gives up with
+    /// `last` (the previous attempt's status), or, before the first attempt, refuses the run
+    /// with [`Exit::TempFail`], which the breaker does not count (it releases a probe's lease).
+    fn refused_before(&self, attempt: u64, last: Option<Exit>, why: &str, until_ms: u64) -> Exit {
+        match last {
+            Some(exit) => self.give_up(attempt - 1, why, exit),
+            None => {
+                // No verdict on the service: the breaker does not count this run.
+                self.protect.borrow_mut().end = Some(RunEnd::Abandoned);
+                self.refuse(why, until_ms)
+            }
         }
     }
 
@@ -214,18 +234,23 @@ impl Supervisor<'_> {
             let after = budget.attempt_end(outcome, hint)?;
             self.reporter
                 .budget_attempt(budget.key(), attempt, &after, &settings.policy);
-            Some(BudgetVerdict {
+            let verdict = BudgetVerdict {
                 give_up: if !after.retry_allowed {
                     Some(budget.spent())
                 } else {
                     too_long(budget.key(), after.wait_until_ms, max_hint)
                 },
                 wait_until_ms: after.wait_until_ms,
-            })
+            };
+            Some((verdict, settings.policy.breaker.is_some()))
         });
         match verdict {
-            Some(verdict) => {
-                self.protect.borrow_mut().known = Some((verdict.wait_until_ms, Instant::now()));
+            Some((verdict, breaker)) => {
+                // With a breaker, the store is asked again before the next attempt however
+                // soon it comes: the breaker may have opened meanwhile.
+                if !breaker {
+                    self.protect.borrow_mut().known = Some((verdict.wait_until_ms, Instant::now()));
+                }
                 verdict
             }
             None => BudgetVerdict::default(),

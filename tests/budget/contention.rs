@@ -67,8 +67,9 @@ fn check(reports: &[RunReport], location: &str, key: &str) {
     let mut store = Store::open(&location).unwrap();
     let key = BudgetKey::new(key.as_bytes().to_vec()).unwrap();
     let tokens = store
-        .update(&key, |s| s.tokens(&Policy::default().throttle, 0))
-        .unwrap();
+        .load(&key)
+        .unwrap()
+        .tokens(&Policy::default().throttle, 0);
     assert_eq!(tokens, 0.0);
 }
 

@@ -132,7 +132,7 @@ fn a_corrupt_file_fails_open_with_one_warning() {
     );
     // The run goes on as without a budget: no second warning, no store access.
     assert!(budget.attempt_end(AttemptOutcome::Failure, None).is_none());
-    assert!(budget.cooldown().is_none());
+    assert!(budget.before_attempt().is_none());
     assert_eq!(budget.take_warning(), None);
     // The file is left as it was for the user to look at.
     assert_eq!(
@@ -198,6 +198,36 @@ fn a_budget_on_the_file_store_reports_tokens() {
     assert!(after.retry_allowed);
     assert_eq!(budget.take_warning(), None);
     let mut store = Store::open(&location).unwrap();
-    let state: SharedState = store.update(&key(b"k"), |s| *s).unwrap();
+    let state: SharedState = store.load(&key(b"k")).unwrap();
     assert_eq!(state.bucket.unwrap().tokens(), 9.0);
+}
+
+#[test]
+fn a_fifo_in_place_of_a_file_is_an_error_at_once_not_a_wait() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = support::store_dir(&tmp);
+    let store = FileStore::open(&dir).unwrap();
+    let fifo = |name: &str| {
+        nix::unistd::mkfifo(
+            &dir.join(name),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+    };
+    let start = Instant::now();
+    fifo("state.json");
+    let e = store.update(&key(b"state"), |_| ()).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    // The lock file and the temporary file too, once the state must change.
+    fifo("lock.lock");
+    let e = store
+        .update(&key(b"lock"), |s| s.updated_ms += 1)
+        .unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    fifo("tmp.tmp");
+    let e = store
+        .update(&key(b"tmp"), |s| s.updated_ms += 1)
+        .unwrap_err();
+    assert!(matches!(e, StoreError::Io { .. }), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(5));
 }

@@ -4,6 +4,7 @@
 
 mod contention;
 mod file_store;
+mod lua;
 mod measure;
 mod props;
 mod redis_store;

@@ -1,4 +1,4 @@
-//! A measurement, not a test (ignored; run by hand): the latency of one `Store::update` (the
+//! A measurement, not a test (ignored; run by hand): the latency of one `Store::perform` (the
 //! read-modify-write of an `attempt_end`), file store against a local Redis, 1000 updates
 //! each, one process, no contention. Prints the median and the 99th percentile.
 //!
@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use retry::budget::{AttemptOutcome, BudgetKey, Policy, Store, parse_store_location};
+use retry::budget::{AttemptOutcome, BudgetKey, Operation, Policy, Store, parse_store_location};
 
 use crate::support::{self, RedisServer};
 
@@ -22,11 +22,12 @@ fn measure(location: &str) -> (Duration, Duration) {
                 AttemptOutcome::Success
             };
             let start = Instant::now();
-            store
-                .update(&key, |s| {
-                    s.attempt_end(&Policy::default(), i, outcome, None, None)
-                })
-                .unwrap();
+            let op = Operation::AttemptEnd {
+                outcome,
+                hint_ms: None,
+                probe: None,
+            };
+            store.perform(&key, &Policy::default(), i, &op).unwrap();
             start.elapsed()
         })
         .collect();

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use retry::budget::{
-    Admission, AttemptOutcome, BreakerPolicy, BreakerState, CircuitBreaker, Policy, ProbeLease,
-    RunEnd, SharedState, Throttle, TokenBucket, codec,
+    Admission, AttemptOutcome, BreakerPolicy, BreakerState, CircuitBreaker, MAX_TIME_MS, Policy,
+    ProbeLease, RunEnd, SharedState, Throttle, TokenBucket, codec,
 };
 
 fn throttle() -> impl Strategy<Value = Throttle> {
@@ -204,21 +204,25 @@ proptest! {
 
     #[test]
     fn stored_form_round_trips(
-        bucket in prop::option::of((any::<u32>(), any::<u32>(), any::<u64>())),
+        bucket in prop::option::of((any::<u32>(), any::<u32>())),
         consecutive: u32,
-        open_until_ms: Option<u64>,
-        probe in prop::option::of((any::<u64>(), any::<u64>())),
-        not_before_ms: Option<u64>,
-        updated_ms: u64,
+        open_until in any::<bool>(),
+        probe in prop::option::of(any::<u64>()),
+        not_before_ms in prop::option::of(0..=MAX_TIME_MS),
+        hint_len_ms in prop::option::of(0..=MAX_TIME_MS),
+        updated_ms in 0..=MAX_TIME_MS,
+        times in (0..=MAX_TIME_MS, 0..=MAX_TIME_MS, 0..=MAX_TIME_MS),
     ) {
+        let (stamp_ms, open_until_ms, expires_ms) = times;
         let state = SharedState {
-            bucket: bucket.map(|(m, max, at)| TokenBucket::from_parts(m, max, at)),
+            bucket: bucket.map(|(m, max)| TokenBucket::from_parts(m, max, stamp_ms)),
             breaker: CircuitBreaker {
                 consecutive,
-                open_until_ms,
-                probe: probe.map(|(id, expires_ms)| ProbeLease { id, expires_ms }),
+                open_until_ms: open_until.then_some(open_until_ms),
+                probe: probe.map(|id| ProbeLease { id, expires_ms }),
             },
             not_before_ms,
+            hint_len_ms,
             updated_ms,
         };
         prop_assert_eq!(codec::decode(&codec::encode(&state)).unwrap(), state);

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use retry::budget::redis_store::{COMMAND_TIMEOUT, CONNECT_TIMEOUT, IDLE_EXPIRY};
 use retry::budget::{
-    AttemptOutcome, Budget, BudgetKey, Policy, Store, StoreError, StoreLocation,
+    Answer, AttemptOutcome, Budget, BudgetKey, Operation, Policy, Store, StoreError, StoreLocation,
     parse_store_location,
 };
 
@@ -29,12 +29,15 @@ fn raw(server: &RedisServer) -> redis::Connection {
 }
 
 fn fail(store: &mut Store, k: &BudgetKey) -> f64 {
-    store
-        .update(k, |s| {
-            s.attempt_end(&Policy::default(), 0, AttemptOutcome::Failure, None, None)
-                .tokens
-        })
-        .unwrap()
+    let op = Operation::AttemptEnd {
+        outcome: AttemptOutcome::Failure,
+        hint_ms: None,
+        probe: None,
+    };
+    match store.perform(k, &Policy::default(), 0, &op).unwrap().0 {
+        Answer::AttemptEnd(after) => after.tokens,
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -62,7 +65,8 @@ fn state_is_shared_namespaced_and_expires() {
         .exec(&mut con)
         .unwrap();
     let mut store = Store::open(&loc).unwrap();
-    store.update(&k, |s| s.not_before_ms).unwrap();
+    let cooldown = Operation::Cooldown { probe: None };
+    store.perform(&k, &Policy::default(), 0, &cooldown).unwrap();
     let ttl: i64 = redis::cmd("PTTL")
         .arg("retry:budget:api")
         .query(&mut con)
@@ -103,7 +107,7 @@ fn a_corrupt_value_is_an_error() {
         .exec(&mut con)
         .unwrap();
     let mut store = Store::open(&location(&server.url())).unwrap();
-    let e = store.update(&key("k"), |_| ()).unwrap_err();
+    let e = store.load(&key("k")).unwrap_err();
     assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
     assert!(e.to_string().contains("retry:budget:k"), "{e}");
 }
@@ -123,7 +127,7 @@ fn fail_open_cost(url: &str) -> Duration {
     let start = Instant::now();
     for _ in 0..10 {
         assert!(budget.attempt_end(AttemptOutcome::Failure, None).is_none());
-        assert!(budget.cooldown().is_none());
+        assert!(budget.before_attempt().is_none());
     }
     assert!(start.elapsed() < Duration::from_millis(50));
     assert_eq!(budget.take_warning(), None);

@@ -63,7 +63,7 @@ pub fn always_failing_run(store: Store, key: &BudgetKey, retries: u32) -> RunRep
     budget.begin();
     warn(&mut budget, &mut report);
     loop {
-        budget.cooldown();
+        budget.before_attempt();
         warn(&mut budget, &mut report);
         report.attempts += 1;
         let after = budget.attempt_end(AttemptOutcome::Failure, None);

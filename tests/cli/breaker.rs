@@ -256,3 +256,193 @@ fn under_github_actions_a_refused_run_is_an_error_annotation_and_status_75() {
         "attempts=0\nstatus=75\n"
     );
 }
+
+/// Polls `path` until it holds `needle` (within the hang limit); returns its text.
+fn wait_for_text(path: &Path, needle: &str) -> String {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.contains(needle) {
+            return text;
+        }
+        assert!(
+            start.elapsed() < HANG_LIMIT,
+            "{needle:?} never came: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_run_still_in_its_splay_when_the_breaker_opens_is_refused_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let (marker, log) = (dir.path().join("marker"), dir.path().join("log"));
+    // The fleet's cron line with a shorter splay: seed 4 draws 2.718 s of a 4 s splay.
+    let mut splaying = retry_std()
+        .args(args(
+            &store,
+            "1",
+            "1h",
+            &["-v", "--splay", "4s", "--seed", "4"],
+            &["touch", marker.to_str().unwrap()],
+        ))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    wait_for_text(&log, "splay: waiting 2.718s");
+    // Meanwhile another run gives up: the breaker (1 run) opens.
+    assert_eq!(
+        run(&args(&store, "1", "1h", &[], &["false"])).status.code(),
+        Some(1)
+    );
+    assert_eq!(wait_with_limit(&mut splaying).code(), Some(75));
+    assert!(!marker.exists(), "the run ran the command after its splay");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let refusal = text
+        .lines()
+        .find(|l| l.starts_with("retry: circuit breaker for K is open until "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        refusal.ends_with(": not running touch (status 75)"),
+        "{text}"
+    );
+    // Refused before its first attempt, it is not counted: one run gave up, not two.
+    let state = std::fs::read_to_string(store.join("K.json")).unwrap();
+    assert!(state.contains("\"consecutive\":1,"), "{state}");
+}
+
+#[test]
+fn a_breaker_that_opens_between_attempts_ends_the_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let tally = dir.path().join("tally");
+    let failing = format!("echo x >> '{}'; exit 4", tally.display());
+    let mut flags = args(&store, "1", "1h", &[], &["sh", "-c", &failing]);
+    // Five retries, three seconds apart.
+    flags.splice(
+        0..2,
+        ["-n", "5", "-b", "3s", "--jitter", "none"].map(String::from),
+    );
+    let mut retrying = retry_std()
+        .args(&flags)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::helpers::wait_for_lines(&tally, 1);
+    // During the first delay another run gives up: the breaker (1 run) opens.
+    assert_eq!(
+        run(&args(&store, "1", "1h", &[], &["false"])).status.code(),
+        Some(1)
+    );
+    assert_eq!(wait_with_limit(&mut retrying).code(), Some(4));
+    let out = retrying.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        count_lines(&tally),
+        1,
+        "it retried past the open breaker: {text}"
+    );
+    let give_up = text
+        .lines()
+        .find(|l| l.starts_with("retry: giving up after 1 attempt: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        give_up.contains("circuit breaker for K is open until "),
+        "{give_up}"
+    );
+}
+
+fn count_lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+#[test]
+fn a_cooldown_past_year_9999_is_refused_with_125_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    for (how, cooldown) in [("flag", "10000y"), ("env", "10000y"), ("flag", "200y")] {
+        let mut cmd = retry();
+        let flags = args(&store, "1", cooldown, &[], &["false"]);
+        if how == "env" {
+            cmd.env("RETRY_BREAKER_COOLDOWN", cooldown);
+            let at = flags
+                .iter()
+                .position(|a| a == "--breaker-cooldown")
+                .unwrap();
+            let mut flags = flags.clone();
+            flags.drain(at..at + 2);
+            cmd.args(flags);
+        } else {
+            cmd.args(flags);
+        }
+        let needles: &[&str] = match how {
+            "env" => &[
+                "--breaker-cooldown",
+                "from RETRY_BREAKER_COOLDOWN",
+                "100 years",
+            ],
+            _ => &["--breaker-cooldown", "years", "100 years"],
+        };
+        crate::helpers::refused(&mut cmd, needles);
+    }
+    // The longest accepted works, and its refusal line is in year 9999 at the latest.
+    assert_eq!(
+        run(&args(&store, "1", "100y", &[], &["false"]))
+            .status
+            .code(),
+        Some(1)
+    );
+    let out = run(&args(&store, "1", "100y", &[], &["true"]));
+    assert_eq!(out.status.code(), Some(75), "{out:?}");
+}
+
+#[test]
+fn a_stored_time_past_year_9999_is_one_warning_not_a_panic() {
+    // One millisecond past 9999-12-31T23:59:59.999Z.
+    let far = 253_402_300_800_000u64;
+    let states = [
+        format!(
+            r#"{{"version":1,"updated_ms":0,"tokens":null,"breaker":{{"consecutive":0,"open_until_ms":null,"probe":null}},"not_before_ms":{far}}}"#
+        ),
+        format!(
+            r#"{{"version":1,"updated_ms":0,"tokens":null,"breaker":{{"consecutive":3,"open_until_ms":{far},"probe":null}},"not_before_ms":null}}"#
+        ),
+        format!(
+            r#"{{"version":1,"updated_ms":0,"tokens":null,"breaker":{{"consecutive":3,"open_until_ms":1,"probe":{{"id":1,"expires_ms":{far}}}}},"not_before_ms":null}}"#
+        ),
+    ];
+    let check = |out: Output| {
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        let warnings: Vec<&str> = text.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(warnings.len(), 1, "{text}");
+        assert!(
+            warnings[0].contains("is corrupt") && warnings[0].contains("9999-12-31T23:59:59.999Z"),
+            "{text}"
+        );
+        assert!(!text.contains("panicked"), "{text}");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    std::fs::set_permissions(&store, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let server = crate::redis_server::RedisServer::start();
+    let mut con = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    for state in &states {
+        std::fs::write(store.join("K.json"), state).unwrap();
+        check(run(&args(&store, "1", "1m", &[], &["true"])));
+        let _: () = redis::cmd("SET")
+            .arg("retry:budget:K")
+            .arg(state)
+            .query(&mut con)
+            .unwrap();
+        let url = Path::new(&server.url()).to_path_buf();
+        check(run(&args(&url, "1", "1m", &[], &["true"])));
+    }
+}

@@ -227,7 +227,7 @@ fn successes_give_tokens_back_and_statuses_not_retried_count_for_nothing() {
 
 /// Holds `flock` on `lock` in a perl process of its own until it is killed; returns once the
 /// lock is held.
-fn hold_lock(lock: &Path, ready: &Path) -> Child {
+pub fn hold_lock(lock: &Path, ready: &Path) -> Child {
     let mut child = Command::new("perl")
         .args([
             "-e",

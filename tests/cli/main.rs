@@ -6,11 +6,14 @@ mod redis_server;
 
 mod breaker;
 mod budget;
+mod budget_hostile;
+mod budget_waits;
 mod cli_errors;
 mod completions;
 mod dry_run;
 mod ecosystem;
 mod events;
+mod fake_redis;
 mod faults;
 mod faults_edges;
 mod faults_io;

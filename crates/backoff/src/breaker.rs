@@ -15,6 +15,8 @@
 
 use std::time::Duration;
 
+use crate::shared_state::{MAX_TIME_MS, later};
+
 /// How the breaker trips and recovers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BreakerPolicy {
@@ -33,14 +35,18 @@ pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(60);
 /// single attempt longer than this (or a killed probe) lets a second probe in.
 pub const DEFAULT_PROBE_LEASE: Duration = Duration::from_secs(300);
 
+/// `d` in milliseconds, at most [`MAX_TIME_MS`]: a longer cooldown or lease could only end
+/// past the last time a state holds.
 fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    u64::try_from(d.as_millis())
+        .unwrap_or(u64::MAX)
+        .min(MAX_TIME_MS)
 }
 
 impl BreakerPolicy {
     /// A breaker that opens after `threshold` consecutive runs gave up (at least 1) and stays
-    /// open for `cooldown` (any length; 0 goes straight to half-open), with the
-    /// [`DEFAULT_PROBE_LEASE`].
+    /// open for `cooldown` (any length; 0 goes straight to half-open; one longer than
+    /// [`MAX_TIME_MS`] milliseconds is that long), with the [`DEFAULT_PROBE_LEASE`].
     ///
     /// # Errors
     /// A message (without the flag's name) when `threshold` is 0.
@@ -55,7 +61,8 @@ impl BreakerPolicy {
         })
     }
 
-    /// This policy with a probe lease of `lease` (at least 1 ms). The supervisor may pass its
+    /// This policy with a probe lease of `lease` (at least 1 ms; one longer than
+    /// [`MAX_TIME_MS`] milliseconds is that long). The supervisor may pass its
     /// `--deadline` (or a bound on one attempt) so that a long legitimate probe keeps its lease.
     ///
     /// # Errors
@@ -174,11 +181,11 @@ impl CircuitBreaker {
     /// a run with a longer cooldown) are brought back within it, so a breaker never refuses
     /// for longer than one cooldown, nor a lease lasts longer than one lease, from now.
     fn clamp(&mut self, policy: &BreakerPolicy, now_ms: u64) {
-        let open_limit = now_ms.saturating_add(policy.cooldown_ms);
+        let open_limit = later(now_ms, policy.cooldown_ms);
         if let Some(t) = self.open_until_ms.as_mut() {
             *t = (*t).min(open_limit);
         }
-        let lease_limit = now_ms.saturating_add(policy.probe_lease_ms);
+        let lease_limit = later(now_ms, policy.probe_lease_ms);
         if let Some(p) = self.probe.as_mut() {
             p.expires_ms = p.expires_ms.min(lease_limit);
         }
@@ -187,6 +194,7 @@ impl CircuitBreaker {
     /// Decides whether a run may start at `now_ms`; a run let through while half-open claims
     /// the probe lease with `probe_id` (a random number the run keeps).
     pub fn admit(&mut self, policy: &BreakerPolicy, now_ms: u64, probe_id: u64) -> Admission {
+        let now_ms = now_ms.min(MAX_TIME_MS);
         self.clamp(policy, now_ms);
         match self.state(now_ms) {
             BreakerState::Closed { .. } => Admission::Run,
@@ -201,7 +209,7 @@ impl CircuitBreaker {
             BreakerState::HalfOpen { .. } => {
                 self.probe = Some(ProbeLease {
                     id: probe_id,
-                    expires_ms: now_ms.saturating_add(policy.probe_lease_ms),
+                    expires_ms: later(now_ms, policy.probe_lease_ms),
                 });
                 Admission::Probe
             }
@@ -211,10 +219,11 @@ impl CircuitBreaker {
     /// Extends the lease of probe `probe_id` to a full lease from `now_ms`; returns whether
     /// that run still holds the lease (false once it expired and another run took it).
     pub fn renew(&mut self, policy: &BreakerPolicy, now_ms: u64, probe_id: u64) -> bool {
+        let now_ms = now_ms.min(MAX_TIME_MS);
         self.clamp(policy, now_ms);
         match self.probe.as_mut() {
             Some(p) if p.id == probe_id && self.open_until_ms.is_some() => {
-                p.expires_ms = now_ms.saturating_add(policy.probe_lease_ms);
+                p.expires_ms = later(now_ms, policy.probe_lease_ms);
                 true
             }
             _ => false,
@@ -230,6 +239,7 @@ impl CircuitBreaker {
         end: RunEnd,
         probe_id: Option<u64>,
     ) -> BreakerState {
+        let now_ms = now_ms.min(MAX_TIME_MS);
         self.clamp(policy, now_ms);
         let holds_lease = probe_id.is_some_and(|id| self.probe.is_some_and(|p| p.id == id));
         match end {
@@ -242,9 +252,9 @@ impl CircuitBreaker {
                 self.consecutive = self.consecutive.saturating_add(1);
                 if holds_lease {
                     self.probe = None;
-                    self.open_until_ms = Some(now_ms.saturating_add(policy.cooldown_ms));
+                    self.open_until_ms = Some(later(now_ms, policy.cooldown_ms));
                 } else if self.open_until_ms.is_none() && self.consecutive >= policy.threshold {
-                    self.open_until_ms = Some(now_ms.saturating_add(policy.cooldown_ms));
+                    self.open_until_ms = Some(later(now_ms, policy.cooldown_ms));
                 }
             }
             RunEnd::Abandoned => {

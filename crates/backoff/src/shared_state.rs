@@ -8,9 +8,24 @@
 //! performs atomically on the state it keeps in a file (under `flock`) or in Redis; its
 //! simulator (`retry --simulate --model failure-rate`) calls the very same operations on a
 //! state in memory, with a simulated clock.
+//!
+//! Every time in a state is at most [`MAX_TIME_MS`] (the last millisecond of year 9999, the
+//! last one RFC 3339 can write): the operations clamp the times they are given and the times
+//! they compute to it, so a stored state never holds a time that cannot be printed, and every
+//! stored integer stays below 2^53 (exact in a double, as Redis's Lua has numbers).
 
 use crate::breaker::{Admission, BreakerPolicy, BreakerState, CircuitBreaker, RunEnd};
 use crate::throttle::{Throttle, TokenBucket};
+
+/// The latest time a state holds: 9999-12-31T23:59:59.999Z, in epoch milliseconds. RFC 3339
+/// (<https://www.rfc-editor.org/rfc/rfc3339>) has four-digit years, so this is the last time it
+/// can write; a stored time past it is corrupt.
+pub const MAX_TIME_MS: u64 = 253_402_300_799_999;
+
+/// `now_ms + ms`, never past [`MAX_TIME_MS`].
+pub fn later(now_ms: u64, ms: u64) -> u64 {
+    now_ms.saturating_add(ms).min(MAX_TIME_MS)
+}
 
 /// One run's settings for its KEY: the `retry` command's `--budget` flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,6 +59,11 @@ pub struct SharedState {
     /// Shared cooldown: no attempt of any run with this KEY before this time (epoch ms),
     /// stored from a server's hint.
     pub not_before_ms: Option<u64>,
+    /// How long the hint that set [`SharedState::not_before_ms`] asked to wait, in milliseconds
+    /// from the moment it was stored (`None` in a state an older version wrote). No run waits
+    /// for the shared cooldown longer than this from the moment it reads it, so a host whose
+    /// clock is behind the one that stored the hint does not wait the difference too.
+    pub hint_len_ms: Option<u64>,
     /// When the state was last changed (epoch ms); informational. An operation that changes
     /// nothing else leaves it too, so that a store need not write the state back (the file
     /// store then takes no lock at all).
@@ -83,20 +103,28 @@ impl SharedState {
 
     /// Tokens at `now_ms` under `throttle` (a fresh state is full), without a change.
     pub fn tokens(&self, throttle: &Throttle, now_ms: u64) -> f64 {
+        let now_ms = now_ms.min(MAX_TIME_MS);
         self.bucket
             .unwrap_or_else(|| TokenBucket::full(throttle, now_ms))
             .tokens_at(throttle, now_ms)
     }
 
-    /// The shared cooldown still to wait at `now_ms`; a past one is cleared.
+    /// The shared cooldown still to wait at `now_ms`, at most the hint's length from now; a
+    /// past one is cleared.
     fn live_cooldown(&mut self, now_ms: u64) -> Option<u64> {
-        self.not_before_ms = self.not_before_ms.filter(|&t| t > now_ms);
-        self.not_before_ms
+        if self.not_before_ms.is_none_or(|t| t <= now_ms) {
+            self.not_before_ms = None;
+            self.hint_len_ms = None;
+            return None;
+        }
+        let t = self.not_before_ms?;
+        Some(self.hint_len_ms.map_or(t, |len| t.min(later(now_ms, len))))
     }
 
     /// Before the first attempt: asks the breaker (claiming the probe lease with `probe_id`
     /// when half-open) and reads the shared cooldown. First attempts are never throttled.
     pub fn begin(&mut self, policy: &BudgetPolicy, now_ms: u64, probe_id: u64) -> Begin {
+        let now_ms = now_ms.min(MAX_TIME_MS);
         let before = *self;
         let admission = match &policy.breaker {
             Some(bp) => self.breaker.admit(bp, now_ms, probe_id),
@@ -127,6 +155,7 @@ impl SharedState {
         now_ms: u64,
         probe_id: Option<u64>,
     ) -> Option<u64> {
+        let now_ms = now_ms.min(MAX_TIME_MS);
         if let (Some(bp), Some(id)) = (&policy.breaker, probe_id) {
             self.breaker.renew(bp, now_ms, id);
         }
@@ -144,6 +173,7 @@ impl SharedState {
         hint_ms: Option<u64>,
         probe_id: Option<u64>,
     ) -> AfterAttempt {
+        let now_ms = now_ms.min(MAX_TIME_MS);
         self.updated_ms = now_ms;
         let throttle = policy.throttle;
         let bucket = self.bucket(&throttle, now_ms);
@@ -158,8 +188,12 @@ impl SharedState {
             }
         };
         let tokens = bucket.tokens_at(&throttle, now_ms);
-        if let Some(hint) = hint_ms.filter(|&h| h > now_ms) {
-            self.not_before_ms = Some(self.not_before_ms.map_or(hint, |t| t.max(hint)));
+        let hint_ms = hint_ms.map(|h| h.min(MAX_TIME_MS));
+        if let Some(hint) = hint_ms.filter(|&h| h > now_ms)
+            && self.not_before_ms.is_none_or(|t| hint > t)
+        {
+            self.not_before_ms = Some(hint);
+            self.hint_len_ms = Some(hint - now_ms);
         }
         AfterAttempt {
             retry_allowed,
@@ -177,6 +211,7 @@ impl SharedState {
         end: RunEnd,
         probe_id: Option<u64>,
     ) -> Option<BreakerState> {
+        let now_ms = now_ms.min(MAX_TIME_MS);
         let bp = policy.breaker.as_ref()?;
         let before = *self;
         let state = self.breaker.finish(bp, now_ms, end, probe_id);
@@ -267,6 +302,82 @@ mod tests {
         assert_eq!(s, before, "a closed breaker admits without a change");
         s.finish(&with_breaker, 9, RunEnd::GaveUp, None);
         assert_eq!((s.breaker.consecutive, s.updated_ms), (1, 9));
+    }
+
+    #[test]
+    fn no_time_passes_year_9999() {
+        let policy = BudgetPolicy {
+            breaker: Some(BreakerPolicy::new(1, Duration::MAX).unwrap()),
+            ..BudgetPolicy::default()
+        };
+        let mut s = SharedState::default();
+        s.finish(&policy, u64::MAX, RunEnd::GaveUp, None);
+        assert_eq!(s.breaker.open_until_ms, Some(MAX_TIME_MS));
+        assert_eq!(s.updated_ms, MAX_TIME_MS);
+        let mut s = SharedState::default();
+        s.finish(&policy, 1_000, RunEnd::GaveUp, None);
+        assert_eq!(s.breaker.open_until_ms, Some(MAX_TIME_MS));
+        let after = s.attempt_end(&policy, 0, AttemptOutcome::Failure, Some(u64::MAX), None);
+        assert_eq!(after.wait_until_ms, Some(MAX_TIME_MS));
+        assert_eq!(s.hint_len_ms, Some(MAX_TIME_MS));
+    }
+
+    #[test]
+    fn a_shared_cooldown_never_lasts_longer_than_its_hint_from_now() {
+        let policy = BudgetPolicy::default();
+        let mut s = SharedState::default();
+        // Stored by a host whose clock reads 1_000_000: 30 s.
+        s.attempt_end(
+            &policy,
+            9_000_000,
+            AttemptOutcome::Failure,
+            Some(9_030_000),
+            None,
+        );
+        assert_eq!(
+            (s.not_before_ms, s.hint_len_ms),
+            (Some(9_030_000), Some(30_000))
+        );
+        // Read by a host whose clock is an hour behind: 30 s from its now, not an hour and 30 s.
+        let behind = 9_000_000 - 3_600_000;
+        assert_eq!(
+            s.begin(&policy, behind, 1).wait_until_ms,
+            Some(behind + 30_000)
+        );
+        assert_eq!(
+            s.not_before_ms,
+            Some(9_030_000),
+            "the stored time is not changed"
+        );
+        // A state of an older version (no length) is taken as it is.
+        s.hint_len_ms = None;
+        assert_eq!(s.begin(&policy, behind, 1).wait_until_ms, Some(9_030_000));
+        // A later hint replaces both; an earlier one neither.
+        s.attempt_end(
+            &policy,
+            9_010_000,
+            AttemptOutcome::Failure,
+            Some(9_070_000),
+            None,
+        );
+        assert_eq!(
+            (s.not_before_ms, s.hint_len_ms),
+            (Some(9_070_000), Some(60_000))
+        );
+        s.attempt_end(
+            &policy,
+            9_020_000,
+            AttemptOutcome::Failure,
+            Some(9_030_000),
+            None,
+        );
+        assert_eq!(
+            (s.not_before_ms, s.hint_len_ms),
+            (Some(9_070_000), Some(60_000))
+        );
+        // Once past, both are cleared.
+        assert_eq!(s.cooldown(&policy, 9_070_000, None), None);
+        assert_eq!((s.not_before_ms, s.hint_len_ms), (None, None));
     }
 
     #[test]

@@ -29,6 +29,10 @@ const MILLI: u64 = 1000;
 /// The largest `maxTokens` accepted: keeps every count in a `u32` of thousandths.
 pub const MAX_TOKENS_LIMIT: f64 = 1_000_000.0;
 
+/// The longest refill interval accepted: 100 years (of 365.25 days), which is as good as never,
+/// and short enough (under 2^42 ms) that the refill's arithmetic stays exact in a double.
+pub const MAX_REFILL: Duration = Duration::from_secs(100 * 31_557_600);
+
 /// How a budget's tokens move: gRFC A6's `maxTokens` and `tokenRatio`, and an optional refill
 /// with time. The same KEY may be used with different settings by different runs: each
 /// operation uses the settings of the run that performs it.
@@ -91,12 +95,16 @@ impl Throttle {
         })
     }
 
-    /// These settings with one token coming back every `every` (at least 1 ms), whatever the
-    /// attempts do; an extension to A6 (see the module documentation for its source).
+    /// These settings with one token coming back every `every` (at least 1 ms, at most
+    /// [`MAX_REFILL`]), whatever the attempts do; an extension to A6 (see the module
+    /// documentation for its source).
     ///
     /// # Errors
-    /// A message when `every` is shorter than a millisecond or longer than `u64` milliseconds.
+    /// A message when `every` is shorter than a millisecond or longer than [`MAX_REFILL`].
     pub fn with_refill(self, every: Duration) -> Result<Throttle, String> {
+        if every > MAX_REFILL {
+            return Err("a refill interval is at most 100 years".into());
+        }
         let ms = u64::try_from(every.as_millis()).map_err(|_| "refill interval is too long")?;
         if ms == 0 {
             return Err("a refill interval must be at least 1ms".into());
@@ -115,6 +123,13 @@ impl Throttle {
     /// `tokenRatio` in tokens.
     pub fn token_ratio(&self) -> f64 {
         f64::from(self.ratio_milli) / MILLI as f64
+    }
+
+    /// The settings in the units they are kept in: (`maxTokens` in thousandths, `tokenRatio`
+    /// in thousandths, the refill interval in milliseconds), for a store that must perform the
+    /// operations itself (the `retry` command's Redis script).
+    pub fn parts(&self) -> (u32, u32, Option<u64>) {
+        (self.max_milli, self.ratio_milli, self.refill_every_ms)
     }
 
     /// The refill interval, if tokens come back with time.
@@ -319,6 +334,12 @@ mod tests {
         assert_eq!(Throttle::new(3.0, 1.0).unwrap().retries_from_full(), 1);
         assert_eq!(Throttle::new(1.0, 1.0).unwrap().retries_from_full(), 0);
         assert!(Throttle::default().with_refill(Duration::ZERO).is_err());
+        assert!(Throttle::default().with_refill(MAX_REFILL).is_ok());
+        assert!(
+            Throttle::default()
+                .with_refill(MAX_REFILL + Duration::from_millis(1))
+                .is_err()
+        );
     }
 
     #[test]
