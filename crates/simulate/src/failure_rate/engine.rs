@@ -68,6 +68,9 @@ struct Request {
     probing: bool,
     /// Whether its current attempt fails.
     failing: bool,
+    /// Whether it has made an attempt already: the next one is a retry, before which a real
+    /// run asks the breaker again.
+    retrying: bool,
 }
 
 /// Storage kept between runs on one thread.
@@ -155,6 +158,7 @@ pub(crate) fn run<R: Rng + ?Sized>(ws: &mut Workspace, setup: &Setup, rng: &mut 
                     id,
                     probing,
                     failing: false,
+                    retrying: false,
                 });
                 ws.queue.push(now, slot, Kind::Attempt);
             }
@@ -162,6 +166,18 @@ pub(crate) fn run<R: Rng + ?Sized>(ws: &mut Workspace, setup: &Setup, rng: &mut 
                 let request = &mut ws.slots[slot as usize];
                 if let Some(policy) = &setup.budget {
                     let probe = request.probing.then_some(request.id);
+                    // Before a retry, a real run asks the breaker again (the same operation as
+                    // on arrival): one that opened meanwhile ends the retrying, and the run
+                    // counts as given up.
+                    if request.retrying && policy.breaker.is_some() {
+                        let check = shared.begin(policy, now_ms, request.id);
+                        if let Admission::Refuse { .. } = check.admission {
+                            counts.gave_up += 1;
+                            shared.finish(policy, now_ms, RunEnd::GaveUp, probe);
+                            ws.free.push(slot);
+                            continue;
+                        }
+                    }
                     // The shared cooldown: only a server's hint sets it, and no call here
                     // carries one; a real run would wait for it.
                     if let Some(until) = shared.cooldown(policy, now_ms, probe)
@@ -171,6 +187,7 @@ pub(crate) fn run<R: Rng + ?Sized>(ws: &mut Workspace, setup: &Setup, rng: &mut 
                         continue;
                     }
                 }
+                request.retrying = true;
                 counts.calls += 1;
                 request.failing = rng.random::<f64>() < setup.failure_rate;
                 let reply = now + net.hop(rng) + net.hop(rng);
