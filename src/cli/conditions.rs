@@ -69,6 +69,8 @@ pub struct ConditionArgs {
     /// (milliseconds, AWS). The next delay is then at least the longest of them, even past
     /// --cap, and the progress line names it; a hint in the past adds nothing. A hint that
     /// would pass --deadline, or asks for more than --max-hint, makes retry give up at once.
+    /// Only a response's header block is read (from an HTTP status line to the blank line
+    /// after it): a body's lines never count, whatever they say.
     /// RETRY_HTTP_HINTS=true (or 1, yes, on) sets it too.
     #[arg(long, env = "RETRY_HTTP_HINTS", value_parser = BoolishValueParser::new())]
     pub http_hints: bool,

@@ -40,8 +40,9 @@ pub struct OutputArgs {
 
     /// Hold each attempt's stdout; print it only if that attempt succeeds
     ///
-    /// stdout then carries exactly one attempt's output. A failed attempt's held stdout goes
-    /// to stderr, so nothing is lost. Memory stays bounded as with --replay-stdin.
+    /// stdout then carries the successful attempt's output only (followed by whatever the
+    /// processes it left running still write, until they close it). A failed attempt's held
+    /// stdout goes to stderr, so nothing is lost. Memory stays bounded as with --replay-stdin.
     #[arg(long)]
     pub stdout_on_success: bool,
 

@@ -76,7 +76,7 @@ pub struct ProtectArgs {
 
     /// How long the circuit breaker stays open [default: 60s]
     ///
-    /// Then one run is let through as a probe. 0: the probe goes at once.
+    /// Then one run is let through as a probe. 0: the probe goes at once; at most 100 years.
     #[arg(allow_hyphen_values = true, long, env = "RETRY_BREAKER_COOLDOWN",
           value_name = "DURATION", value_parser = parse_duration)]
     pub breaker_cooldown: Option<Duration>,

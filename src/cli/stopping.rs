@@ -61,7 +61,9 @@ pub struct StoppingArgs {
     /// tree, KILL after --kill-after; status 124, or 137), the progress line says it was idle,
     /// and it is retried like any failure. Its stdout and stderr become pipes that retry
     /// passes on as the output comes (a program that buffers its output when it is not
-    /// writing to a terminal may need `stdbuf -oL` or its own flag). 0 means no limit.
+    /// writing to a terminal may need `stdbuf -oL` or its own flag). Time retry spends passing
+    /// output on to a slow reader is not silence; an attempt waiting for its stdin is silent.
+    /// 0 means no limit.
     #[arg(allow_hyphen_values = true, long, env = "RETRY_IDLE_TIMEOUT",
           value_name = "DURATION", value_parser = parse_duration)]
     pub idle_timeout: Option<Duration>,
