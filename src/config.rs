@@ -16,7 +16,7 @@ use regex::bytes::Regex;
 use crate::backoff::{Jitter, Policy};
 use crate::cli::{Cli, Origins, value_name};
 use crate::codes::{CodeSet, Conditions};
-use crate::duration::format_secs;
+use crate::duration::{format_secs, is_unlimited, limit};
 use crate::github::GitHub;
 use crate::preset::{Preset, Settings};
 use crate::types::{HookFailure, LogFormat, RetryLimit};
@@ -94,13 +94,13 @@ pub struct Config {
     pub policy: Policy,
     /// Retries after the first attempt; `None` for unlimited.
     pub max_retries: Option<u64>,
-    /// Total time budget from the start (monotonic clock); `None` when absent or 0.
+    /// Total time budget from the start (monotonic clock); `None` when absent, 0 or `inf`.
     pub deadline: Option<Duration>,
-    /// Time limit for each attempt; `None` when absent or 0 (as coreutils `timeout`: "a
-    /// duration of 0 disables the associated timeout").
+    /// Time limit for each attempt; `None` when absent, 0 (as coreutils `timeout`: "a
+    /// duration of 0 disables the associated timeout") or `inf`.
     pub timeout: Option<Duration>,
     /// Grace between TERM and KILL when an attempt is stopped; zero: never KILL (as coreutils
-    /// `timeout --kill-after 0`).
+    /// `timeout --kill-after 0`; `inf` is read as zero).
     pub kill_after: Duration,
     /// Which statuses are retried.
     pub conditions: Conditions,
@@ -120,7 +120,7 @@ pub struct Config {
     /// ([`Duration::MAX`] when 0 lifts the limit).
     pub max_hint: Duration,
     /// `--reset-after`: an attempt that ran at least this long before failing starts the
-    /// schedule afresh; `None` when absent or 0.
+    /// schedule afresh; `None` when absent, 0 or `inf`.
     pub reset_after: Option<Duration>,
     /// GitHub Actions annotations and step outputs; `None` outside GitHub Actions or with
     /// `--no-github`.
@@ -276,6 +276,13 @@ impl Backoff {
         let (cap, cap_from) = pick(&layers, |s| s.cap).unwrap_or((DEFAULT_CAP, Source::Default));
         let multiplier = pick(&layers, |s| s.multiplier).map_or(DEFAULT_MULTIPLIER, |v| v.0);
         let jitter = pick(&layers, |s| s.jitter).map_or(DEFAULT_JITTER, |v| v.0);
+        // `--cap inf` is no cap; a first delay without end would be no retry at all.
+        if is_unlimited(base) {
+            bail!(
+                "--base (inf{}) must be finite: it is the first delay (use -n 0 for no retry)",
+                base_from.suffix("base")
+            );
+        }
         if cap < base {
             bail!(
                 "--cap ({}{}) must be >= --base ({}{})",
@@ -290,12 +297,21 @@ impl Backoff {
         Ok(Backoff {
             policy,
             max_retries: pick(&layers, |s| s.max_retries).map(|v| v.0),
-            // 0 disables the deadline, as 0 disables --timeout (so `-d 0` lifts a preset's).
-            deadline: pick(&layers, |s| s.deadline)
-                .map(|v| v.0)
-                .filter(|d| !d.is_zero()),
+            // 0 disables the deadline, as 0 disables --timeout (so `-d 0` lifts a preset's);
+            // so does `inf`.
+            deadline: pick(&layers, |s| s.deadline).and_then(|v| limit(v.0)),
             seed: cli.backoff.seed,
         })
+    }
+}
+
+/// `--kill-after` as [`Config::kill_after`]: the default when not given; `inf` (never KILL)
+/// becomes 0, which already means never KILL.
+fn kill_after(given: Option<Duration>) -> Duration {
+    match given {
+        Some(d) if is_unlimited(d) => Duration::ZERO,
+        Some(d) => d,
+        None => DEFAULT_KILL_AFTER,
     }
 }
 
@@ -316,8 +332,8 @@ impl Config {
             &cli.protect,
             origins,
             &backoff,
-            cli.stopping.timeout.filter(|t| !t.is_zero()),
-            cli.stopping.kill_after.unwrap_or(DEFAULT_KILL_AFTER),
+            cli.stopping.timeout.and_then(limit),
+            kill_after(cli.stopping.kill_after),
         )?;
         let (stopping, conditions, output) = (cli.stopping, cli.conditions, cli.output);
         let verbosity = if output.quiet {
@@ -333,8 +349,8 @@ impl Config {
                 .max_retries
                 .map_or(Some(DEFAULT_MAX_RETRIES), |l| l.0),
             deadline: backoff.deadline,
-            timeout: stopping.timeout.filter(|t| !t.is_zero()),
-            kill_after: stopping.kill_after.unwrap_or(DEFAULT_KILL_AFTER),
+            timeout: stopping.timeout.and_then(limit),
+            kill_after: kill_after(stopping.kill_after),
             conditions: Conditions {
                 retry_on: conditions.retry_on,
                 stop_on: conditions.stop_on.unwrap_or(CodeSet::empty()),
@@ -358,15 +374,15 @@ impl Config {
                 stop_if_output: conditions.stop_if_output,
                 delay_from_output: conditions.delay_from_output,
                 http_hints: conditions.http_hints,
-                idle_timeout: stopping.idle_timeout.filter(|t| !t.is_zero()),
+                idle_timeout: stopping.idle_timeout.and_then(limit),
             },
-            // 0 lifts the limit, as 0 disables --timeout.
+            // 0 lifts the limit, as 0 disables --timeout; so does `inf`.
             max_hint: match conditions.max_hint {
                 Some(d) if d.is_zero() => Duration::MAX,
                 Some(d) => d,
                 None => DEFAULT_MAX_HINT,
             },
-            reset_after: stopping.reset_after.filter(|d| !d.is_zero()),
+            reset_after: stopping.reset_after.and_then(limit),
             github: GitHub::from_env(output.no_github, |name| std::env::var(name).ok()),
             command: cli.command,
             not_found_hint: cli.not_found_hint,
@@ -471,6 +487,36 @@ mod tests {
         assert_eq!(modes(&cli, &["jitter"], Some("env")), Some("preset"));
         assert_eq!(modes(&cli, &["jitter", "preset"], Some("env")), Some("env"));
         assert_eq!(modes(&parse(&[]), &[], None), None);
+    }
+
+    #[test]
+    fn inf_is_no_limit_where_0_is_and_refused_where_it_means_nothing() {
+        let c = config(
+            &["-t", "inf", "-d", "1e400", "--reset-after", "infinity"],
+            &[],
+        )
+        .unwrap();
+        assert_eq!((c.timeout, c.deadline, c.reset_after), (None, None, None));
+        let c = config(&["--idle-timeout", "inf", "--kill-after", "inf"], &[]).unwrap();
+        assert_eq!(c.pipeline.idle_timeout, None);
+        assert!(c.pipeline.is_plain(), "no pipes for an idle timeout of inf");
+        assert_eq!(c.kill_after, Duration::ZERO, "never KILL, as 0");
+        let c = config(&["--max-hint", "inf", "--cap", "inf"], &[]).unwrap();
+        assert_eq!(c.max_hint, Duration::MAX);
+        assert_eq!(c.policy.cap(), Duration::MAX);
+        let e = config(&["--base", "inf", "--cap", "inf"], &[]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--base (inf) must be finite"),
+            "{e}"
+        );
+        let e = config(&["--splay", "inf"], &[]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--splay (inf) must be finite"),
+            "{e}"
+        );
+        // The smallest positive value is 1 ns, never 0 (which would lift the limit).
+        let c = config(&["-t", "1e-10000"], &[]).unwrap();
+        assert_eq!(c.timeout, Some(Duration::from_nanos(1)));
     }
 
     #[test]

@@ -13,12 +13,13 @@ use crate::budget::{
     parse_store_location,
 };
 use crate::cli::{Origins, ProtectArgs};
-use crate::duration::format_secs;
+use crate::duration::{format_secs, is_unlimited, limit};
 
 /// A run's `--splay` and `--budget` settings.
 #[derive(Clone, Debug, Default)]
 pub struct Protect {
-    /// `--splay`: the longest random wait before the first attempt; `None` when absent or 0.
+    /// `--splay`: the longest random wait before the first attempt; `None` when absent or 0
+    /// (`inf` is refused: a random wait of up to forever has no use).
     pub splay: Option<Duration>,
     /// `--budget`: state shared with every run using the same KEY; `None` without it.
     pub budget: Option<BudgetSettings>,
@@ -68,7 +69,8 @@ pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
     }
     let throttle = Throttle::new(max, ratio)
         .map_err(|e| anyhow::anyhow!("--budget-max-tokens, --budget-token-ratio: {e}"))?;
-    match args.budget_refill.filter(|d| !d.is_zero()) {
+    // 0 and `inf` alike: no refill.
+    match args.budget_refill.and_then(limit) {
         Some(every) => throttle.with_refill(every).map_err(|e| {
             anyhow::anyhow!(
                 "--budget-refill ({}{}): {e}",
@@ -136,6 +138,13 @@ impl Protect {
         kill_after: Duration,
     ) -> Result<Protect> {
         let splay = args.splay.filter(|d| !d.is_zero());
+        if splay.is_some_and(is_unlimited) {
+            bail!(
+                "--splay (inf{}) must be finite: it is the longest random wait before the first \
+                 attempt",
+                source(origins, "splay").suffix("splay")
+            );
+        }
         if let (Some(splay), Some(deadline)) = (splay, backoff.deadline)
             && splay >= deadline
         {

@@ -598,7 +598,8 @@ const CODES_FLAGS: [(&str, &str); 2] = [
 /// Runs `retry -n 0 [--flag=VALUE] -- /bin/sh -c 'exit 0'` (or with `VARIABLE=VALUE`) and
 /// checks the status against what the library parser says of the value: a value it refuses is
 /// 125 naming the flag (and the variable); a value it accepts runs, or is refused only by a
-/// rule between two settings (--cap below --base), never as an invalid value.
+/// rule between two settings (--cap below --base) or because `inf` means nothing for the flag
+/// (--base, --splay), never as an invalid value.
 fn check_against_parser(
     flag: &str,
     variable: &str,
@@ -621,7 +622,9 @@ fn check_against_parser(
     let unset = via_env && value.is_empty();
     if accepted || unset {
         prop_assert!(
-            code != 125 || (!stderr.contains("invalid value") && stderr.contains("--cap")),
+            code != 125
+                || (!stderr.contains("invalid value")
+                    && (stderr.contains("--cap") || stderr.contains(") must be finite"))),
             "{flag} {value:?} (env: {via_env}) is accepted by the parser but refused: {stderr:?}"
         );
     } else {
@@ -731,6 +734,37 @@ proptest! {
     }
 }
 
+/// Values too large for the clock, and `inf`, are no limit (as for coreutils `timeout`), where
+/// retry used to refuse them: a run with them ends as a plain run does.
+#[test]
+fn famous_huge_values_are_no_limit() {
+    for (flag, value) in [
+        ("--deadline", "1e400"),
+        ("--timeout", "inf"),
+        ("--deadline", "18446744073709551616"),
+        ("--deadline", "584942417356y"),
+        ("--cap", "1.7976931348623157e308"),
+        ("--kill-after", "infinity"),
+        ("--idle-timeout", "9223372036854775808d"),
+        ("--max-hint", "infs"),
+        ("--reset-after", "1e19"),
+    ] {
+        let args: Vec<OsString> = [format!("{flag}={value}"), "--".into()]
+            .into_iter()
+            .map(OsString::from)
+            .chain(COMMAND.map(OsString::from))
+            .collect();
+        let (out, took) = run(&args, &[]);
+        let code = judge(&out, took, false).unwrap_or_else(|e| panic!("{flag} {value}: {e}"));
+        assert_eq!(
+            code,
+            0,
+            "{flag}={value}: {:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// The famous cases, by name, so a regression shows which one.
 #[test]
 fn famous_hostile_values_are_refused_with_one_line() {
@@ -738,13 +772,16 @@ fn famous_hostile_values_are_refused_with_one_line() {
         ("--base", "99999999999999h"),
         ("--base", "-1s"),
         ("--cap", "NaN"),
-        ("--deadline", "1e400"),
-        ("--timeout", "inf"),
+        ("--deadline", "-1e400"),
+        ("--timeout", "-inf"),
+        ("--timeout", "0x10"),
+        ("--timeout", "1_000"),
+        ("--timeout", "٣"),
         ("--kill-after", "5 parsecs"),
         ("--base", "1.5.5s"),
         ("--timeout", "-0.5"),
-        ("--deadline", "18446744073709551616"),
-        ("--deadline", "584942417356y"),
+        ("--splay", "18446744073709551616"),
+        ("--base", "584942417356y"),
         ("--retry-on", "1,,2"),
         ("--retry-on", "99999999999999999999"),
         ("--stop-on", "SIGRTMIN+1"),
