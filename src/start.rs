@@ -42,10 +42,13 @@ pub unsafe fn args(argc: c_int, argv: *const *const c_char) -> Vec<OsString> {
 /// [`Exit::code`]. Sets up first what std's runtime would: closed descriptors 0-2 reopened on
 /// `/dev/null` (after [`crate::process::closed_at_start`] has noted them, so that they stay
 /// closed for the attempts) and SIGPIPE ignored (a write to a closed pipe returns `EPIPE`;
-/// attempts get the default back). A panic in `body` has printed its message through the
+/// attempts get back the disposition it had, noted first by
+/// [`crate::process::dispositions::note_at_start`]). A panic in `body` has printed its message through the
 /// panic hook and ends the process with status 101, as under std's runtime.
 pub fn main(body: impl FnOnce() -> Exit) -> ! {
     reopen_closed_std_fds();
+    // Before SIGPIPE is ignored: whether the caller ignored it, for the attempts.
+    crate::process::dispositions::note_at_start();
     // SAFETY: SIG_IGN installs no handler; nothing else runs yet, so no other thread can be
     // changing the disposition at the same time.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };

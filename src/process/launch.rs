@@ -51,7 +51,8 @@ pub struct Spawned {
 /// stderr are inherited except those `piped` asks for. The program is executed directly, never
 /// through a shell (a script without `#!` runs under `/bin/sh`, as `execvp` does).
 ///
-/// In the child, before exec: the signal mask is cleared, SIGPIPE gets its default action, and
+/// In the child, before exec: the signal mask is cleared, SIGPIPE and SIGCHLD get back the
+/// disposition they had when retry started ([`super::dispositions`]: ignored stays ignored), and
 /// on Linux the child is set to get KILL if retry dies (`PR_SET_PDEATHSIG`, as coreutils
 /// `timeout`), and does not run at all if retry died first. A standard descriptor that was
 /// closed when retry started ([`super::closed_at_start`]) is closed in the child too, and is
@@ -253,12 +254,18 @@ mod imp {
         if mode == GroupMode::Own {
             cmd.process_group(0);
         }
+        // Prepared here: the closure only copies it.
+        let dispositions = super::super::dispositions::for_children();
         // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
-        // system calls (close, sigprocmask); it allocates nothing and takes no locks.
+        // system calls (close, sigprocmask, signal); it allocates nothing and takes no locks.
+        // It runs after std's own reset of SIGPIPE to the default, which it overrides.
         unsafe {
             cmd.pre_exec(move || {
                 for fd in (0..3).filter(|&fd| close[fd as usize]) {
                     libc::close(fd);
+                }
+                for &(signal, handler) in &dispositions {
+                    libc::signal(signal, handler);
                 }
                 sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
                 Ok(())

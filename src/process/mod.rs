@@ -1,7 +1,10 @@
 //! One attempt's process: how it ended, and (in `unix.rs`) spawning, process groups, terminal
 //! detection, signalling and stopping its whole tree (found by `tree.rs`); `stdio.rs` knows
-//! which standard descriptors were closed at start.
+//! which standard descriptors were closed at start, `dispositions.rs` which signals were
+//! ignored.
 
+#[cfg(unix)]
+pub mod dispositions;
 #[cfg(unix)]
 mod launch;
 mod stdio;

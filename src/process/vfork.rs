@@ -1,6 +1,7 @@
 //! Spawning without `fork`'s cost (Linux): a `clone(CLONE_VM | CLONE_VFORK)` child that only
-//! sets the parent-death signal, the signal mask and dispositions, the process group and the
-//! descriptors, then calls `execve`. Everything it needs (argv, envp, the PATH candidates, the
+//! sets the parent-death signal, the signal mask and the dispositions retry changed for itself
+//! (back to what they were at start), the process group and the descriptors, then calls
+//! `execve`. Everything it needs (argv, envp, the PATH candidates, the
 //! descriptor plan) is prepared in the parent first, so the child allocates nothing and takes
 //! no lock: it makes only async-signal-safe system calls, as glibc's own `posix_spawn` does
 //! (`sysdeps/unix/sysv/linux/spawni.c`). `posix_spawn` itself cannot be used: it has no
@@ -51,6 +52,8 @@ pub struct Prepared {
     stdio: [Stdio; 3],
     /// retry's pid, for the parent-death race check.
     parent: libc::pid_t,
+    /// The dispositions to set before exec ([`super::dispositions::for_children`]).
+    dispositions: [(c_int, libc::sighandler_t); super::dispositions::TOUCHED.len()],
 }
 
 const SH: &std::ffi::CStr = c"/bin/sh";
@@ -118,6 +121,7 @@ impl Prepared {
             stdio,
             // SAFETY: getpid has no preconditions.
             parent: unsafe { libc::getpid() },
+            dispositions: super::dispositions::for_children(),
         })
     }
 }
@@ -306,10 +310,13 @@ fn setup_and_exec(plan: &Prepared) -> (c_int, bool) {
         if libc::getppid() != plan.parent {
             return (libc::ESRCH, true);
         }
-        // Rust's runtime ignores SIGPIPE; the command gets the default back (as std does).
+        // retry ignores SIGPIPE and sets SIGCHLD to its default for itself: the command gets
+        // what they were when retry started (an ignored signal stays ignored across exec).
         // Handlers need no reset: retry installs none (it reads signals from a signalfd), and
         // exec resets caught signals to the default anyway.
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        for &(signal, handler) in &plan.dispositions {
+            libc::signal(signal, handler);
+        }
         if plan.own_group && libc::setpgid(0, 0) != 0 {
             return (errno(), true);
         }

@@ -1,0 +1,67 @@
+//! The signal dispositions retry changes for itself, and the ones its attempts and hooks get
+//! back: a signal ignored when retry started stays ignored in them, as POSIX `exec` keeps an
+//! ignored signal ignored (XSH `exec`, <https://pubs.opengroup.org/onlinepubs/9699919799/functions/exec.html>:
+//! "Signals set to be ignored by the calling process image shall be set to be ignored by the
+//! new process image"); one at its default action stays at its default.
+//!
+//! retry changes two: SIGPIPE, which it ignores so that its own writes to a closed pipe fail
+//! with `EPIPE` instead of killing it (`start.rs`), and SIGCHLD, which it sets back to its
+//! default when ignored so that it can reap its attempts (`signals/mod.rs`). Every other
+//! signal it leaves as it found it (it blocks the ones it reads, and each child starts with an
+//! empty mask), so `exec` passes an ignored one on by itself. Under `trap '' PIPE`,
+//! `retry -- yes | :` lets `yes` see `EPIPE` ("Broken pipe"), as `yes | :` and coreutils
+//! `timeout 10 yes | :` do.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use libc::c_int;
+
+/// The signals whose disposition retry changes for itself.
+pub const TOUCHED: [c_int; 2] = [libc::SIGPIPE, libc::SIGCHLD];
+
+/// Bit `i` set: `TOUCHED[i]` was ignored at start. [`NOTED`] set once they have been read.
+static AT_START: AtomicU8 = AtomicU8::new(0);
+const NOTED: u8 = 1 << 7;
+
+/// Notes which of [`TOUCHED`] are ignored, before retry changes any: call first thing at
+/// start (the binary's `main` does).
+pub fn note_at_start() {
+    let bits = TOUCHED
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| super::is_ignored(**s))
+        .fold(NOTED, |bits, (i, _)| bits | 1 << i);
+    AT_START.store(bits, Ordering::Relaxed);
+}
+
+/// The disposition each of [`TOUCHED`] must have in an attempt or a hook, set in the child
+/// before `exec`: `SIG_IGN` where it was ignored when retry started, `SIG_DFL` otherwise (and
+/// when start-up did not note them, as when retry's library runs inside another program).
+pub fn for_children() -> [(c_int, libc::sighandler_t); TOUCHED.len()] {
+    let bits = AT_START.load(Ordering::Relaxed);
+    std::array::from_fn(|i| {
+        let ignored = bits & NOTED != 0 && bits & (1 << i) != 0;
+        (
+            TOUCHED[i],
+            if ignored {
+                libc::SIG_IGN
+            } else {
+                libc::SIG_DFL
+            },
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn children_get_the_default_unless_noted_ignored() {
+        // The test harness has not noted anything: every touched signal goes back to default.
+        if AT_START.load(Ordering::Relaxed) & NOTED == 0 {
+            assert!(for_children().iter().all(|&(_, h)| h == libc::SIG_DFL));
+        }
+        assert_eq!(for_children().map(|(s, _)| s), TOUCHED);
+    }
+}
