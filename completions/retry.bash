@@ -23,7 +23,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-b -m -c -j -n -d -t -q -v -h -V --preset --base --multiplier --cap --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --http-hints --max-hint --replay-stdin --max-replay --stdout-on-success --dry-run --quiet --verbose --log-format --no-github --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --simulate --runs --model --capacity --failure-rate --plot --help --version"
+            opts="-b -m -c -j -n -d -t -k -s -q -v -h -V --preset --base --multiplier --cap --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --preserve-status --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --http-hints --max-hint --replay-stdin --max-replay --stdout-on-success --dry-run --quiet --verbose --log-format --no-github --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --simulate --runs --model --capacity --failure-rate --plot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -147,6 +147,27 @@ _retry() {
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                -k)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --signal)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                -s)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace
@@ -363,8 +384,8 @@ _retry_line() {
         else
             # The flags that take a value, from the clap definition.
             case $word in
-                --preset|--base|--multiplier|--cap|--jitter|--seed|--max-retries|--reset-after|--deadline|--timeout|--idle-timeout|--kill-after|--retry-on|--stop-on|--retry-if-output|--stop-if-output|--delay-from-output|--max-hint|--max-replay|--log-format|--on-retry|--on-retry-fail|--on-give-up|--splay|--budget|--budget-store|--breaker|--breaker-cooldown|--budget-max-tokens|--budget-token-ratio|--budget-refill|--simulate|--runs|--model|--capacity|--failure-rate|--plot) ((i++)) ;;
-                *) [[ $word =~ ^-[qvhV]*[bmcjndt]$ ]] && ((i++)) ;;
+                --preset|--base|--multiplier|--cap|--jitter|--seed|--max-retries|--reset-after|--deadline|--timeout|--idle-timeout|--kill-after|--signal|--retry-on|--stop-on|--retry-if-output|--stop-if-output|--delay-from-output|--max-hint|--max-replay|--log-format|--on-retry|--on-retry-fail|--on-give-up|--splay|--budget|--budget-store|--breaker|--breaker-cooldown|--budget-max-tokens|--budget-token-ratio|--budget-refill|--simulate|--runs|--model|--capacity|--failure-rate|--plot) ((i++)) ;;
+                *) [[ $word =~ ^-[qvhV]*[bmcjndtks]$ ]] && ((i++)) ;;
             esac
         fi
         ((i++))

@@ -17,7 +17,8 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l reset-after -d 'An
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s d -l deadline -d 'Total time budget from the start' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s t -l timeout -d 'Time limit for each attempt' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l idle-timeout -d 'Stop an attempt that writes nothing on stdout or stderr for this long' -r -f
-complete -c retry -n 'not __fish_retry_command >/dev/null' -l kill-after -d 'Grace between TERM and KILL when an attempt is stopped [default: 10s]' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -s k -l kill-after -d 'Grace between TERM and KILL when an attempt is stopped [default: 10s]' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -s s -l signal -d 'Signal that stops a timed-out attempt, instead of TERM' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l retry-on -d 'Only these statuses are retried [default: any non-zero]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l stop-on -d 'These statuses are never retried [default: 126,127,141]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l retry-if-output -d 'An attempt with a matching output line counts as failed, even with status 0' -r -f
@@ -47,6 +48,7 @@ failure-rate\t'A service whose calls fail with probability --failure-rate'"
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l capacity -d 'Requests per second the rate-limit server admits (needed by --model rate-limit)' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l failure-rate -d 'The probability that a call fails, from 0 to 1, for --model failure-rate' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l plot -d 'Sweep the clients from 10 up to CLIENTS and draw an SVG chart to FILE' -r -F
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l preserve-status -d 'End as a timed-out last attempt ended, not with 124 or 137'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l http-hints -d 'Wait at least as long as the server asks in HTTP headers in a failed attempt\'s output'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l replay-stdin -d 'Give every attempt the same stdin: read it once, replay it from the start'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l stdout-on-success -d 'Hold each attempt\'s stdout; print it only if that attempt succeeds'
@@ -76,11 +78,11 @@ function __fish_retry_command
                 set -e words[1]
                 break
             # The flags that take a value, from the clap definition.
-            case --preset --base --multiplier --cap --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --log-format --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --simulate --runs --model --capacity --failure-rate --plot
+            case --preset --base --multiplier --cap --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --log-format --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --simulate --runs --model --capacity --failure-rate --plot
                 set -e words[1]
                 set -q words[1]; or return 1
             case '-?*'
-                if string match -qr -- '^-[qvhV]*[bmcjndt]$' $words[1]
+                if string match -qr -- '^-[qvhV]*[bmcjndtks]$' $words[1]
                     set -e words[1]
                     set -q words[1]; or return 1
                 end

@@ -19,6 +19,7 @@ use crate::codes::{CodeSet, Conditions};
 use crate::duration::{format_secs, is_unlimited, limit};
 use crate::github::GitHub;
 use crate::preset::{Preset, Settings};
+use crate::stop_signal::StopSignal;
 use crate::types::{HookFailure, LogFormat, RetryLimit};
 
 pub use self::protect::{BudgetSettings, Protect, breaker, throttle};
@@ -102,6 +103,10 @@ pub struct Config {
     /// Grace between TERM and KILL when an attempt is stopped; zero: never KILL (as coreutils
     /// `timeout --kill-after 0`; `inf` is read as zero).
     pub kill_after: Duration,
+    /// `--signal`: what a timeout, idle timeout or the deadline sends to the attempt's tree.
+    pub stop_signal: StopSignal,
+    /// `--preserve-status`: a timed-out last attempt's own end is retry's, not 124 or 137.
+    pub preserve_status: bool,
     /// Which statuses are retried.
     pub conditions: Conditions,
     /// Print the schedule instead of running anything.
@@ -351,6 +356,8 @@ impl Config {
             deadline: backoff.deadline,
             timeout: stopping.timeout.and_then(limit),
             kill_after: kill_after(stopping.kill_after),
+            stop_signal: stopping.signal.unwrap_or_default(),
+            preserve_status: stopping.preserve_status,
             conditions: Conditions {
                 retry_on: conditions.retry_on,
                 stop_on: conditions.stop_on.unwrap_or(CodeSet::empty()),

@@ -8,8 +8,8 @@
 //! retry's own lines, and [`status`] says how retry ends, which [`finish`] turns into the
 //! process's end. `--simulate` goes from [`cli`] and [`config`] to [`simulate`] instead.
 //! Below them all: [`types`], the small values the command line shares with the layers under
-//! it; [`codes`], [`duration`] and [`size`], which parse values; and self-contained parts
-//! for the layers above: [`hints`] (server delay hints), [`github`] (GitHub Actions output),
+//! it; [`codes`], [`duration`], [`size`] and [`stop_signal`], which parse values; and
+//! self-contained parts for the layers above: [`hints`] (server delay hints), [`github`] (GitHub Actions output),
 //! [`budget`] (retry budget, circuit breaker) and [`signals`] (signals and child ends as events
 //! on the supervisor's one thread).
 //! The backoff maths and the contention simulator are crates of their own in this workspace:
@@ -39,6 +39,7 @@ pub mod spool;
 #[cfg(unix)]
 pub mod start;
 pub mod status;
+pub mod stop_signal;
 pub mod supervise;
 pub mod types;
 
@@ -110,6 +111,7 @@ where
             config.max_retries,
             config.deadline,
             splay,
+            report::StopPlan::of(&config).dry_run_line().as_deref(),
             &mut rng,
         )
         .and_then(|()| out.flush());

@@ -1,5 +1,5 @@
 //! The "Stopping" heading: `--max-retries`, `--reset-after`, `--deadline`, `--timeout`,
-//! `--idle-timeout`, `--kill-after`.
+//! `--idle-timeout`, `--kill-after`, `--signal`, `--preserve-status`.
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
 #![allow(rustdoc::invalid_html_tags)]
@@ -8,8 +8,10 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use clap::Args;
+use clap::builder::BoolishValueParser;
 
 use crate::duration::parse_duration;
+use crate::stop_signal::StopSignal;
 use crate::types::RetryLimit;
 
 /// The "Stopping" heading: when retry gives up, and how an attempt is stopped.
@@ -74,7 +76,29 @@ pub struct StoppingArgs {
     /// or a hook leaves running: anything still alive this long after TERM gets KILL (the
     /// whole process tree). 0 means never KILL, as for coreutils timeout: retry waits for the
     /// attempt to end.
-    #[arg(allow_hyphen_values = true, long, env = "RETRY_KILL_AFTER", value_name = "DURATION",
-          value_parser = parse_duration)]
+    #[arg(allow_hyphen_values = true, short = 'k', long, env = "RETRY_KILL_AFTER",
+          value_name = "DURATION", value_parser = parse_duration)]
     pub kill_after: Option<Duration>,
+
+    /// Signal that stops a timed-out attempt, instead of TERM
+    ///
+    /// A name (INT, SIGINT, RTMIN+1, any case) or a number, as for coreutils timeout -s: sent
+    /// to the attempt's whole process tree, then CONT, when --timeout, --idle-timeout or
+    /// --deadline stops it (and to an --on-retry hook stopped at the deadline); KILL follows
+    /// after --kill-after, counted from it. 0 sends nothing: only that KILL stops the attempt.
+    /// The status stays 124 (137 if KILL was needed, or with -s KILL). A signal sent to retry
+    /// itself is still passed on as itself.
+    #[arg(allow_hyphen_values = true, short = 's', long, env = "RETRY_SIGNAL",
+          value_name = "SIGNAL", value_parser = StopSignal::from_str)]
+    pub signal: Option<StopSignal>,
+
+    /// End as a timed-out last attempt ended, not with 124 or 137
+    ///
+    /// When the last attempt was stopped by --timeout, --idle-timeout or --deadline, retry
+    /// exits with that attempt's own status, or dies of the signal that ended it (143 in a
+    /// shell after TERM), as coreutils timeout --preserve-status does. Whether a timed-out
+    /// attempt is retried does not change: --retry-on, --stop-on and the progress lines still
+    /// see 124 (137).
+    #[arg(long, env = "RETRY_PRESERVE_STATUS", value_parser = BoolishValueParser::new())]
+    pub preserve_status: bool,
 }

@@ -54,14 +54,17 @@ pub enum Outcome {
     Exited(u8),
     /// It died of this signal (not sent by a timeout).
     Signaled(i32),
-    /// retry stopped it with TERM; `killed` when KILL was needed after `--kill-after`.
+    /// retry stopped it with `--signal` (TERM); `killed` when KILL was needed after
+    /// `--kill-after` (or was the signal).
     Stopped {
         /// Why it was stopped.
         reason: StopReason,
         /// KILL was needed.
         killed: bool,
-        /// How long the attempt had run when TERM was sent.
+        /// How long the attempt had run when the stop signal was sent.
         after: std::time::Duration,
+        /// How its process then ended, for `--preserve-status`.
+        ended: Ended,
     },
     /// retry could not start it (not found, not executable); never retried.
     LaunchFailed {

@@ -111,26 +111,40 @@ impl Attempt {
         self.mode
     }
 
-    /// Sends `signal` to every process of the attempt while its own process is not yet reaped:
-    /// its process group in [`GroupMode::Own`] (the child alone in [`GroupMode::Shared`]), then
-    /// every descendant of retry found under `/proc` (Linux), which takes in processes that
-    /// moved to another group or session.
-    pub fn signal_tree(&self, signal: Signal) {
-        let _ = match self.mode {
-            GroupMode::Own => killpg(self.pid, signal),
-            GroupMode::Shared => kill(self.pid, signal),
-        };
+    /// Sends signal number `signal` (real-time ones included) to every process of the
+    /// attempt while its own process is not yet reaped: its process group in
+    /// [`GroupMode::Own`] (the child alone in [`GroupMode::Shared`]), then every descendant of
+    /// retry found under `/proc` (Linux), which takes in processes that moved to another group
+    /// or session.
+    pub fn signal_tree(&self, signal: i32) {
+        match self.mode {
+            GroupMode::Own => send_group(self.pid, signal),
+            GroupMode::Shared => send(self.pid, signal),
+        }
         for pid in descendants() {
             if pid != self.pid {
-                let _ = kill(pid, signal);
+                send(pid, signal);
             }
         }
     }
 
-    /// After the attempt's own process was reaped: sends `signal` to whatever is left of its
-    /// tree (Linux: retry's descendants; elsewhere: its process group in [`GroupMode::Own`]).
-    /// Returns whether anything was left to signal.
-    pub fn signal_rest(&self, signal: Signal) -> bool {
+    /// Stops the attempt's whole tree with `signal` ([`Attempt::signal_tree`]), then CONT so
+    /// that a stopped process can act on it, as coreutils `timeout` does; 0 sends nothing at
+    /// all, and no CONT follows KILL.
+    pub fn stop_tree(&self, signal: i32) {
+        if signal == 0 {
+            return;
+        }
+        self.signal_tree(signal);
+        if signal != libc::SIGKILL && signal != libc::SIGCONT {
+            self.signal_tree(libc::SIGCONT);
+        }
+    }
+
+    /// After the attempt's own process was reaped: sends signal number `signal` to whatever
+    /// is left of its tree (Linux: retry's descendants; elsewhere: its process group in
+    /// [`GroupMode::Own`]). Returns whether anything was left to signal.
+    pub fn signal_rest(&self, signal: i32) -> bool {
         self.rest(Some(signal))
     }
 
@@ -141,7 +155,7 @@ impl Attempt {
     }
 
     #[cfg(target_os = "linux")]
-    fn rest(&self, signal: Option<Signal>) -> bool {
+    fn rest(&self, signal: Option<i32>) -> bool {
         // Whatever is left hangs below a child of retry (orphans come to the subreaper): with
         // no child at all, nothing is left, and the process table need not be read.
         if !has_children() {
@@ -151,16 +165,18 @@ impl Attempt {
         let rest = descendants();
         if let Some(signal) = signal {
             for &pid in &rest {
-                let _ = kill(pid, signal);
+                send(pid, signal);
             }
         }
         !rest.is_empty()
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn rest(&self, signal: Option<Signal>) -> bool {
-        // A group's id is not reused while the group has members.
-        self.mode == GroupMode::Own && killpg(self.pid, signal).is_ok()
+    fn rest(&self, signal: Option<i32>) -> bool {
+        // A group's id is not reused while the group has members. Signal 0 only asks.
+        // SAFETY: killpg with a group id and a signal number has no memory effects.
+        self.mode == GroupMode::Own
+            && unsafe { libc::killpg(self.pid.as_raw(), signal.unwrap_or(0)) } == 0
     }
 
     /// Reaps every child that has ended (orphans adopted as subreaper included) and returns
@@ -168,6 +184,18 @@ impl Attempt {
     pub fn try_reap(&self) -> Option<Ended> {
         reap_all(Some(self.pid))
     }
+}
+
+/// Sends signal number `signal` to process `pid` (errors ignored: it may have ended).
+fn send(pid: Pid, signal: i32) {
+    // SAFETY: kill with a pid and a signal number has no memory effects.
+    unsafe { libc::kill(pid.as_raw(), signal) };
+}
+
+/// Sends signal number `signal` to the process group led by `pid`.
+fn send_group(pid: Pid, signal: i32) {
+    // SAFETY: killpg with a group id and a signal number has no memory effects.
+    unsafe { libc::killpg(pid.as_raw(), signal) };
 }
 
 /// Whether retry has any child, live or ended and not yet reaped (`waitid` with `WNOWAIT`

@@ -16,7 +16,8 @@ pub const DRY_RUN_UNLIMITED_ROWS: u64 = 20;
 /// planned retry: its number (from 1), the delay and the cumulative delay (the splay
 /// included), as seconds with three decimals. The retries a real run would grant if every attempt failed at once, by the same
 /// [`GiveUpRule`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited), and no
-/// row whose cumulative delay reaches `deadline` (nor any after it).
+/// row whose cumulative delay reaches `deadline` (nor any after it). Then `stop`, a line
+/// saying how an attempt is stopped ([`super::StopPlan::dry_run_line`]), if any.
 ///
 /// # Errors
 /// Write errors from `out` (a closed pipe, say).
@@ -26,6 +27,7 @@ pub fn dry_run<W: Write, R: Rng + ?Sized>(
     max_retries: Option<u64>,
     deadline: Option<Duration>,
     splay: Option<Duration>,
+    stop: Option<&str>,
     rng: &mut R,
 ) -> io::Result<()> {
     writeln!(out, "{:<6} {:>12} {:>14}", "retry", "delay", "cumulative")?;
@@ -52,6 +54,9 @@ pub fn dry_run<W: Write, R: Rng + ?Sized>(
             format_secs(delay),
             format_secs(total)
         )?;
+    }
+    if let Some(line) = stop {
+        writeln!(out, "{line}")?;
     }
     out.flush()
 }

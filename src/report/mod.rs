@@ -12,6 +12,7 @@
 mod dry_run;
 mod escape;
 mod protect;
+mod stopping;
 
 use std::cell::Cell;
 use std::ffi::OsString;
@@ -31,6 +32,7 @@ use crate::types::LogFormat;
 pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, dry_run};
 pub use self::escape::escape;
 use self::escape::quote;
+pub use self::stopping::StopPlan;
 
 /// Progress reporting for one run.
 #[derive(Debug)]
@@ -161,13 +163,14 @@ impl Reporter {
         deadline: Option<Duration>,
         timeout: Option<Duration>,
         seed: u64,
+        stop: &StopPlan,
     ) {
         let max_retries = self.max_attempts.get().map(|m| m.saturating_sub(1));
         if self.verbose() {
             let or_none = |d: Option<Duration>| d.map_or("none".to_string(), format_secs);
             self.say(format_args!(
                 "jitter {}, base {}, multiplier {}, cap {}, retries {}, deadline {}, \
-                 timeout {}, seed {seed}",
+                 timeout {}, seed {seed}, stop {}{}",
                 JitterArg::from(policy.jitter()),
                 format_secs(policy.base()),
                 policy.multiplier(),
@@ -175,6 +178,12 @@ impl Reporter {
                 max_retries.map_or("unlimited".to_string(), |n| n.to_string()),
                 or_none(deadline),
                 or_none(timeout),
+                stop.escalation(),
+                if stop.preserve {
+                    ", preserve status"
+                } else {
+                    ""
+                },
             ));
         }
         if !self.emits("start") {
@@ -193,6 +202,9 @@ impl Reporter {
                 "deadline": deadline.map(micros),
                 "timeout": timeout.map(micros),
                 "seed": seed.to_string(),
+                "signal": stop.signal.to_string(),
+                "kill_after": micros(stop.kill_after),
+                "preserve_status": stop.preserve,
             }),
         );
     }
@@ -398,6 +410,7 @@ fn describe(program: &str, outcome: &Outcome) -> String {
             reason,
             killed,
             after,
+            ..
         } => {
             let what = match reason {
                 StopReason::Timeout => {

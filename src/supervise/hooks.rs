@@ -4,9 +4,7 @@
 
 use std::time::Instant;
 
-use nix::sys::signal::Signal;
-
-use super::stop::Stopping;
+use super::stop::{Step, Stopping};
 use super::{Exit, Supervisor};
 use crate::duration::format_secs;
 use crate::process::{self, Ended};
@@ -46,7 +44,7 @@ impl Supervisor<'_> {
 
     /// Runs hook `name` (`on_retry`, `on_give_up`): `sh -c script` with `env`, until it ends,
     /// and reports how. At `limit` (the deadline, for `--on-retry`) it is stopped like an
-    /// attempt: TERM to its tree, KILL after `--kill-after`, reported as status 124 (137 after
+    /// attempt: `--signal` (TERM) to its tree, KILL after `--kill-after`, reported as status 124 (137 after
     /// KILL). Whatever it leaves running is stopped when it ends, as for a failed attempt. A
     /// stop signal meanwhile is passed on to the hook, and once the hook has ended it is
     /// returned as `Err(signal)`: retry then ends by it, as it would during a wait.
@@ -67,7 +65,7 @@ impl Supervisor<'_> {
         };
         self.events.watch_child(hook.pid());
         let grace = self.config.kill_after;
-        let mut stop = Stopping::new(limit);
+        let mut stop = Stopping::new(limit, self.config.stop_signal.number());
         let mut stopped = false;
         let mut interrupted = None;
         let ended = loop {
@@ -90,10 +88,9 @@ impl Supervisor<'_> {
                     }
                 }
                 None => {
-                    if let Some(signal) = stop.escalate(grace) {
-                        stopped |= signal == Signal::SIGTERM;
-                        hook.signal_tree(signal);
-                        hook.signal_tree(Signal::SIGCONT);
+                    if let Some(step) = stop.escalate(grace) {
+                        stopped |= matches!(step, Step::Stop(_));
+                        hook.stop_tree(step.signal());
                     }
                 }
             }

@@ -159,7 +159,7 @@ impl Supervisor<'_> {
         let exit = if succeeded || end.io.stdin_truncated {
             Exit::OwnFailure
         } else {
-            exit_for(&end.outcome, output_failed)
+            exit_for(&end.outcome, output_failed, self.config.preserve_status)
         };
         for fault in &faults {
             self.reporter.error(fault);

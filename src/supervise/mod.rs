@@ -14,7 +14,6 @@ mod stop;
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::Signal;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
@@ -26,7 +25,7 @@ use crate::report::{HookEnd, Reporter};
 use crate::signals::{Event, Events, PASS_ON_SIGNALS};
 use crate::status::Exit;
 use protect::Protection;
-use stop::Stopping;
+use stop::{Step, Stopping};
 
 /// Runs the command under `config` until it succeeds, the retries are used up, the deadline
 /// passes, or a signal stops it; returns how retry must end.
@@ -65,7 +64,13 @@ pub fn run(config: &Config) -> Exit {
     // a stop signal).
     crate::outlet::set_patience(deadline);
     let seed = config.seed.unwrap_or_else(crate::entropy::seed);
-    reporter.start(&config.policy, config.deadline, config.timeout, seed);
+    reporter.start(
+        &config.policy,
+        config.deadline,
+        config.timeout,
+        seed,
+        &crate::report::StopPlan::of(config),
+    );
     let supervisor = Supervisor {
         config,
         events,
@@ -161,7 +166,7 @@ impl Supervisor<'_> {
             if let Some(exit) = self.settle_io(attempt, &mut end, succeeded, output_failed) {
                 return exit;
             }
-            let exit = exit_for(&end.outcome, output_failed);
+            let exit = exit_for(&end.outcome, output_failed, self.config.preserve_status);
             if let Some(signal) = end.interrupted {
                 if !succeeded {
                     self.reporter
@@ -372,7 +377,7 @@ impl Supervisor<'_> {
                 // Without its I/O threads the attempt cannot run as asked: stop it, reap it.
                 self.reporter
                     .error(&format!("cannot start pipeline I/O: {e}"));
-                child.signal_tree(Signal::SIGKILL);
+                child.signal_tree(libc::SIGKILL);
                 while child.try_reap().is_none() {
                     let _ = self.events.wait(None);
                 }
@@ -391,7 +396,7 @@ impl Supervisor<'_> {
             (None, Some(d)) => (Some(d), StopReason::Deadline),
             (None, None) => (None, StopReason::Timeout),
         };
-        let mut stop = Stopping::new(limit);
+        let mut stop = Stopping::new(limit, self.config.stop_signal.number());
         let mut stopped_by: Option<(StopReason, Duration)> = None;
         let mut interrupted = None;
         let ended = loop {
@@ -425,12 +430,11 @@ impl Supervisor<'_> {
                     let Some(why) = self.due(&stop, attempt_io.as_ref(), reason) else {
                         continue; // Output arrived: not idle after all.
                     };
-                    if let Some(signal) = stop.escalate(self.config.kill_after) {
-                        if signal == Signal::SIGTERM {
+                    if let Some(step) = stop.escalate(self.config.kill_after) {
+                        if let Step::Stop(_) = step {
                             stopped_by = Some((why, started.elapsed()));
                         }
-                        child.signal_tree(signal);
-                        child.signal_tree(Signal::SIGCONT);
+                        child.stop_tree(step.signal());
                     }
                 }
             }
@@ -441,10 +445,11 @@ impl Supervisor<'_> {
         let exited_0 = stopped_by.is_none() && ended == Ended::Exited(0);
         let io = self.finish_io(attempt_io, attempt, &mut interrupted, exited_0);
         let outcome = match (stopped_by, ended) {
-            (Some((reason, after)), _) => Outcome::Stopped {
+            (Some((reason, after)), ended) => Outcome::Stopped {
                 reason,
                 killed: stop.killed,
                 after,
+                ended,
             },
             (None, Ended::Exited(c)) => Outcome::Exited(c),
             (None, Ended::Signaled(n)) => Outcome::Signaled(n),
@@ -475,10 +480,15 @@ impl Supervisor<'_> {
 /// How retry ends after this outcome: the same status, or the same signal; 1 for an exit
 /// status 0 that failed by `--retry-if-output` (a script must see the failure). After KILL at
 /// a timeout or the deadline retry dies of KILL, as coreutils `timeout` does (its parent sees
-/// a death by signal 9; a shell's `$?` is 137 either way).
-fn exit_for(outcome: &Outcome, output_failed: bool) -> Exit {
+/// a death by signal 9; a shell's `$?` is 137 either way). With `preserve` (`--preserve-status`)
+/// a stopped attempt's own end instead: its exit status, or death by its signal.
+fn exit_for(outcome: &Outcome, output_failed: bool, preserve: bool) -> Exit {
     match outcome {
         _ if output_failed => Exit::Code(1),
+        Outcome::Stopped { ended, .. } if preserve => match *ended {
+            Ended::Exited(c) => Exit::Code(c),
+            Ended::Signaled(n) => Exit::Signal(n),
+        },
         Outcome::Signaled(n) => Exit::Signal(*n),
         Outcome::Stopped { killed: true, .. } => Exit::Signal(libc::SIGKILL),
         other => Exit::Code(other.status()),

@@ -1,9 +1,7 @@
-//! Stopping an attempt or hook: the TERM-then-KILL escalation, waiting for the next event up
+//! Stopping an attempt or hook: the stop-signal-then-KILL escalation, waiting for the next event up
 //! to a limit, and stopping what a step leaves behind once its own process has ended.
 
 use std::time::{Duration, Instant};
-
-use nix::sys::signal::Signal;
 
 use super::Supervisor;
 use crate::process::{self, Attempt};
@@ -13,29 +11,52 @@ use crate::signals::{Event, PASS_ON_SIGNALS};
 /// processes need not be retry's children, so their end sends retry no SIGCHLD.
 const LEFTOVER_POLL: Duration = Duration::from_millis(20);
 
-/// The TERM-then-KILL escalation of one attempt or hook.
+/// What a [`Stopping`] does when its time comes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// The stop signal (`--signal`, TERM by default; 0 for none) goes to the whole tree.
+    Stop(i32),
+    /// KILL goes to the whole tree.
+    Kill,
+}
+
+impl Step {
+    /// The signal number to send (0: none).
+    pub(super) fn signal(self) -> i32 {
+        match self {
+            Step::Stop(signal) => signal,
+            Step::Kill => libc::SIGKILL,
+        }
+    }
+}
+
+/// The stop-signal-then-KILL escalation of one attempt or hook.
 #[derive(Debug)]
 pub(super) struct Stopping {
-    /// When to act next: the limit (send TERM) or the end of the grace (send KILL); `None`:
-    /// nothing planned.
+    /// When to act next: the limit (send the stop signal) or the end of the grace (send
+    /// KILL); `None`: nothing planned.
     next: Option<Instant>,
-    /// TERM has reached the step (sent at its limit or passed on from a signal).
+    /// The stop signal has reached the step (sent at its limit) or TERM has (passed on).
     pub(super) term_sent: bool,
-    /// That TERM went to the whole tree (at the limit), not only to the step's process group
+    /// That signal went to the whole tree (at the limit), not only to the step's process group
     /// or process (passed on).
     tree_termed: bool,
-    /// KILL was sent.
+    /// KILL was sent (or was the stop signal).
     pub(super) killed: bool,
+    /// The signal sent at the limit: `--signal` (TERM by default; 0 for none).
+    signal: i32,
 }
 
 impl Stopping {
-    /// An escalation that sends TERM at `limit` (`None`: never of itself).
-    pub(super) fn new(limit: Option<Instant>) -> Stopping {
+    /// An escalation that sends `signal` at `limit` (`None`: never of itself), then KILL after
+    /// the grace.
+    pub(super) fn new(limit: Option<Instant>, signal: i32) -> Stopping {
         Stopping {
             next: limit,
             term_sent: false,
             tree_termed: false,
             killed: false,
+            signal,
         }
     }
 
@@ -46,6 +67,7 @@ impl Stopping {
             term_sent: true,
             tree_termed: true,
             killed: true,
+            signal: libc::SIGKILL,
         }
     }
 
@@ -67,16 +89,21 @@ impl Stopping {
         }
     }
 
-    /// The wake time came: the signal to send to the step's whole tree now.
-    pub(super) fn escalate(&mut self, grace: Duration) -> Option<Signal> {
+    /// The wake time came: what to send to the step's whole tree now. The stop signal first
+    /// (and when it is KILL, nothing after it), then KILL once `grace` has passed since.
+    pub(super) fn escalate(&mut self, grace: Duration) -> Option<Step> {
         if !self.term_sent {
             self.term_sent(grace);
             self.tree_termed = true;
-            Some(Signal::SIGTERM)
+            if self.signal == libc::SIGKILL {
+                self.killed = true;
+                self.next = None;
+            }
+            Some(Step::Stop(self.signal))
         } else if !self.killed {
             self.killed = true;
             self.next = None;
-            Some(Signal::SIGKILL)
+            Some(Step::Kill)
         } else {
             self.next = None;
             None
@@ -106,18 +133,18 @@ impl Supervisor<'_> {
             // A TERM passed on reached the step's group or process, not those that left it.
             stop.term_sent(grace);
             stop.tree_termed = true;
-            step.signal_rest(Signal::SIGTERM);
-            step.signal_rest(Signal::SIGCONT);
+            step.signal_rest(libc::SIGTERM);
+            step.signal_rest(libc::SIGCONT);
         }
         let mut interrupted = None;
         loop {
             if stop.wake().is_some_and(|t| t <= Instant::now())
-                && let Some(signal) = stop.escalate(grace)
+                && let Some(next) = stop.escalate(grace)
             {
-                step.signal_rest(signal);
+                step.signal_rest(next.signal());
             } else if stop.killed {
                 // Anything forked since the last KILL.
-                step.signal_rest(Signal::SIGKILL);
+                step.signal_rest(libc::SIGKILL);
             }
             if !step.rest_alive() {
                 return interrupted;
@@ -129,10 +156,8 @@ impl Supervisor<'_> {
                 Some(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {}
                 Some(Event::Signal { signal, .. }) => {
                     interrupted.get_or_insert(signal);
-                    if let Ok(signal) = Signal::try_from(signal) {
-                        step.signal_rest(signal);
-                        step.signal_rest(Signal::SIGCONT);
-                    }
+                    step.signal_rest(signal);
+                    step.signal_rest(libc::SIGCONT);
                 }
             }
         }
@@ -146,25 +171,46 @@ mod tests {
     #[test]
     fn term_then_kill_after_the_grace() {
         let now = Instant::now();
-        let mut stop = Stopping::new(Some(now));
+        let mut stop = Stopping::new(Some(now), libc::SIGTERM);
         assert_eq!(stop.wake(), Some(now));
-        assert_eq!(stop.escalate(Duration::from_secs(5)), Some(Signal::SIGTERM));
+        assert_eq!(
+            stop.escalate(Duration::from_secs(5)),
+            Some(Step::Stop(libc::SIGTERM))
+        );
         assert!(
             stop.wake()
                 .is_some_and(|t| t >= now + Duration::from_secs(5))
         );
-        assert_eq!(stop.escalate(Duration::from_secs(5)), Some(Signal::SIGKILL));
+        assert_eq!(stop.escalate(Duration::from_secs(5)), Some(Step::Kill));
         assert!(stop.killed);
         assert_eq!(stop.wake(), None);
         assert_eq!(stop.escalate(Duration::from_secs(5)), None);
     }
 
     #[test]
+    fn the_stop_signal_is_sent_first_and_kill_needs_nothing_after_it() {
+        let mut stop = Stopping::new(Some(Instant::now()), libc::SIGINT);
+        assert_eq!(stop.escalate(Duration::from_secs(1)), Some(Step::Stop(2)));
+        assert_eq!(stop.escalate(Duration::from_secs(1)), Some(Step::Kill));
+        let mut none = Stopping::new(Some(Instant::now()), 0);
+        assert_eq!(none.escalate(Duration::from_secs(1)), Some(Step::Stop(0)));
+        assert!(none.wake().is_some(), "KILL still follows -s 0");
+        let mut kill = Stopping::new(Some(Instant::now()), libc::SIGKILL);
+        assert_eq!(kill.escalate(Duration::from_secs(1)), Some(Step::Stop(9)));
+        assert!(kill.killed);
+        assert_eq!(kill.wake(), None);
+        assert_eq!(Step::Kill.signal(), libc::SIGKILL);
+    }
+
+    #[test]
     fn a_zero_grace_never_kills() {
-        let mut stop = Stopping::new(Some(Instant::now()));
-        assert_eq!(stop.escalate(Duration::ZERO), Some(Signal::SIGTERM));
+        let mut stop = Stopping::new(Some(Instant::now()), libc::SIGTERM);
+        assert_eq!(
+            stop.escalate(Duration::ZERO),
+            Some(Step::Stop(libc::SIGTERM))
+        );
         assert_eq!(stop.wake(), None, "nothing more is planned: no KILL");
-        let mut passed_on = Stopping::new(None);
+        let mut passed_on = Stopping::new(None, libc::SIGTERM);
         passed_on.term_sent(Duration::ZERO);
         assert!(passed_on.term_sent);
         assert_eq!(passed_on.wake(), None);

@@ -39,6 +39,8 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
         "timeout" => (vec!["-t", "1h"], true),
         "idle_timeout" => (vec!["--idle-timeout", "1h"], true),
         "kill_after" => (vec!["--kill-after", "1s"], true),
+        "signal" => (vec!["-t", "1h", "-s", "INT"], true),
+        "preserve_status" => (vec!["-t", "1h", "--preserve-status"], true),
         "retry_on" => (vec!["--retry-on", "1"], true),
         "stop_on" => (vec!["--stop-on", "2"], true),
         "retry_if_output" => (vec!["--retry-if-output", "x"], true),

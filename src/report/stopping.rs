@@ -1,0 +1,150 @@
+//! How a timed-out attempt is stopped, in words: `--signal`, `--kill-after` and
+//! `--preserve-status` as `--verbose` and `--dry-run` show them.
+
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::duration::format_secs;
+use crate::stop_signal::StopSignal;
+
+/// The settings that stop an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopPlan {
+    /// `--timeout` (`None`: no limit).
+    pub timeout: Option<Duration>,
+    /// `--idle-timeout` (`None`: no limit).
+    pub idle: Option<Duration>,
+    /// `--deadline` (`None`: none).
+    pub deadline: Option<Duration>,
+    /// `--signal`.
+    pub signal: StopSignal,
+    /// `--kill-after` (0: never KILL).
+    pub kill_after: Duration,
+    /// `--preserve-status`.
+    pub preserve: bool,
+}
+
+impl StopPlan {
+    /// The plan of a run's `config`.
+    pub fn of(config: &Config) -> StopPlan {
+        StopPlan {
+            timeout: config.timeout,
+            idle: config.pipeline.idle_timeout,
+            deadline: config.deadline,
+            signal: config.stop_signal,
+            kill_after: config.kill_after,
+            preserve: config.preserve_status,
+        }
+    }
+
+    /// What is sent, in order: `SIGTERM, then KILL 10.000s later`, `SIGINT, then no KILL`,
+    /// `no signal, then KILL 1.000s later`, `SIGKILL`.
+    pub fn escalation(&self) -> String {
+        let (first, then) = self.steps();
+        format!("{first}{then}")
+    }
+
+    /// The first step (`SIGTERM`, `no signal`) and what follows it (`, then KILL 10.000s
+    /// later`, `, then no KILL`, nothing after KILL).
+    fn steps(&self) -> (String, String) {
+        let first = match self.signal.number() {
+            0 => "no signal".to_string(),
+            _ => self.signal.to_string(),
+        };
+        let then = if self.signal.is_kill() {
+            String::new()
+        } else if self.kill_after.is_zero() {
+            ", then no KILL".to_string()
+        } else {
+            format!(", then KILL {} later", format_secs(self.kill_after))
+        };
+        (first, then)
+    }
+
+    /// The `--dry-run` line after the table, when an attempt has a time limit or the way it
+    /// is stopped was asked for (`--signal`, `--preserve-status`); `None` otherwise, so that a
+    /// plain schedule stays a plain table.
+    pub fn dry_run_line(&self) -> Option<String> {
+        let asked = self.signal != StopSignal::TERM || self.preserve;
+        if self.timeout.is_none() && self.idle.is_none() && !asked {
+            return None;
+        }
+        let limits: Vec<String> = [
+            self.timeout
+                .map(|t| format!("--timeout {}", format_secs(t))),
+            self.idle
+                .map(|t| format!("--idle-timeout {}", format_secs(t))),
+            self.deadline
+                .map(|t| format!("--deadline {}", format_secs(t))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let when = if limits.is_empty() {
+            "never (no --timeout, --idle-timeout or --deadline)".to_string()
+        } else {
+            format!("at {}", limits.join(" or "))
+        };
+        let end = if self.preserve {
+            "retry ends as a stopped last attempt ended (--preserve-status)"
+        } else {
+            "status 124 (137 after KILL)"
+        };
+        let (first, then) = self.steps();
+        Some(format!(
+            "stop   {when}: {first} to the attempt's process tree{then}; {end}"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> StopPlan {
+        StopPlan {
+            timeout: Some(Duration::from_secs(10)),
+            idle: None,
+            deadline: None,
+            signal: StopSignal::TERM,
+            kill_after: Duration::from_secs(10),
+            preserve: false,
+        }
+    }
+
+    #[test]
+    fn says_what_is_sent_and_when() {
+        assert_eq!(plan().escalation(), "SIGTERM, then KILL 10.000s later");
+        let p = StopPlan {
+            signal: "0".parse().unwrap(),
+            kill_after: Duration::from_secs(1),
+            ..plan()
+        };
+        assert_eq!(p.escalation(), "no signal, then KILL 1.000s later");
+        let p = StopPlan {
+            signal: "KILL".parse().unwrap(),
+            ..plan()
+        };
+        assert_eq!(p.escalation(), "SIGKILL");
+        let p = StopPlan {
+            kill_after: Duration::ZERO,
+            ..plan()
+        };
+        assert_eq!(p.escalation(), "SIGTERM, then no KILL");
+        assert_eq!(
+            plan().dry_run_line().unwrap(),
+            "stop   at --timeout 10.000s: SIGTERM to the attempt's process tree, then KILL \
+             10.000s later; status 124 (137 after KILL)"
+        );
+        let none = StopPlan {
+            timeout: None,
+            ..plan()
+        };
+        assert_eq!(none.dry_run_line(), None);
+        let asked = StopPlan {
+            preserve: true,
+            ..none
+        };
+        assert!(asked.dry_run_line().unwrap().starts_with("stop   never"));
+    }
+}

@@ -1,0 +1,177 @@
+//! `-s SIGNAL`: the signal that stops a timed-out attempt, by name or number, as coreutils
+//! `timeout -s` takes it (<https://www.gnu.org/software/coreutils/manual/html_node/timeout-invocation.html>,
+//! names as in <https://www.gnu.org/software/coreutils/manual/html_node/Signal-specifications.html>).
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A signal to send, `0` included (no signal at all: only the KILL of `--kill-after` follows,
+/// as for `timeout -s 0`). Always `0..=SIGRTMAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopSignal(i32);
+
+impl StopSignal {
+    /// TERM, what a timeout sends unless `-s` says otherwise.
+    pub const TERM: StopSignal = StopSignal(libc::SIGTERM);
+
+    /// Its number (0 for none).
+    pub fn number(self) -> i32 {
+        self.0
+    }
+
+    /// Whether it is KILL: the attempt then needs no later KILL, and counts as killed (137).
+    pub fn is_kill(self) -> bool {
+        self.0 == libc::SIGKILL
+    }
+}
+
+impl Default for StopSignal {
+    fn default() -> StopSignal {
+        StopSignal::TERM
+    }
+}
+
+/// Aliases coreutils takes besides the names the system gives.
+const ALIASES: [(&str, i32); 4] = [
+    ("EXIT", 0),
+    ("IOT", libc::SIGABRT),
+    ("CLD", libc::SIGCHLD),
+    ("POLL", libc::SIGIO),
+];
+
+impl FromStr for StopSignal {
+    type Err = String;
+
+    /// Parses a number `0..=SIGRTMAX` or a name, with or without `SIG`, any case: `INT`,
+    /// `SIGINT`, `int`, `EXIT` (0), `RTMIN`, `RTMIN+N`, `RTMAX-N` (real-time signals).
+    ///
+    /// # Errors
+    /// The one-line reason, for clap to show with the flag and the value.
+    fn from_str(text: &str) -> Result<StopSignal, String> {
+        let text = text.trim();
+        let max = libc::SIGRTMAX();
+        let invalid = || {
+            format!(
+                "expected a signal name (INT, SIGINT, RTMIN+1) or number (0-{max}), as for \
+                 timeout -s"
+            )
+        };
+        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            return text
+                .parse::<i32>()
+                .ok()
+                .filter(|n| *n <= max)
+                .map(StopSignal)
+                .ok_or_else(invalid);
+        }
+        let upper = text.to_ascii_uppercase();
+        let name = upper.strip_prefix("SIG").unwrap_or(&upper);
+        if let Some(&(_, n)) = ALIASES.iter().find(|(alias, _)| *alias == name) {
+            return Ok(StopSignal(n));
+        }
+        if let Some(n) = realtime(name) {
+            return Ok(StopSignal(n));
+        }
+        // Standard names only: a number or a real-time name went above.
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(invalid());
+        }
+        format!("SIG{name}")
+            .parse::<nix::sys::signal::Signal>()
+            .map(|s| StopSignal(s as i32))
+            .map_err(|_| invalid())
+    }
+}
+
+/// `RTMIN`, `RTMIN+N`, `RTMAX`, `RTMAX-N`, within `SIGRTMIN..=SIGRTMAX`.
+fn realtime(name: &str) -> Option<i32> {
+    let (min, max) = (libc::SIGRTMIN(), libc::SIGRTMAX());
+    let offset = |rest: &str, sign: char| -> Option<i32> {
+        match rest.strip_prefix(sign) {
+            None if rest.is_empty() => Some(0),
+            Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => n.parse().ok(),
+            _ => None,
+        }
+    };
+    let n = if let Some(rest) = name.strip_prefix("RTMIN") {
+        min.checked_add(offset(rest, '+')?)?
+    } else if let Some(rest) = name.strip_prefix("RTMAX") {
+        max.checked_sub(offset(rest, '-')?)?
+    } else {
+        return None;
+    };
+    (min..=max).contains(&n).then_some(n)
+}
+
+impl fmt::Display for StopSignal {
+    /// `SIGINT`, `SIGRTMIN+2`, `0 (none)`, or the bare number of a signal without a name.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (min, max) = (libc::SIGRTMIN(), libc::SIGRTMAX());
+        match self.0 {
+            0 => f.write_str("0 (none)"),
+            n if n == min => f.write_str("SIGRTMIN"),
+            n if (min..=max).contains(&n) => write!(f, "SIGRTMIN+{}", n - min),
+            n => match nix::sys::signal::Signal::try_from(n) {
+                Ok(signal) => f.write_str(signal.as_str()),
+                // 32 and 33: the C library keeps them for itself and names neither.
+                Err(_) => write!(f, "{n}"),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<i32, String> {
+        text.parse::<StopSignal>().map(StopSignal::number)
+    }
+
+    #[test]
+    fn names_and_numbers_as_timeout_takes_them() {
+        for int in ["INT", "SIGINT", "int", "sigint", "2", "02", " INT "] {
+            assert_eq!(parse(int), Ok(libc::SIGINT), "{int}");
+        }
+        assert_eq!(parse("0"), Ok(0));
+        assert_eq!(parse("EXIT"), Ok(0));
+        assert_eq!(parse("KILL"), Ok(9));
+        assert_eq!(parse("CLD"), Ok(libc::SIGCHLD));
+        assert_eq!(parse("RTMIN"), Ok(libc::SIGRTMIN()));
+        assert_eq!(parse("SIGRTMIN+2"), Ok(libc::SIGRTMIN() + 2));
+        assert_eq!(parse("RTMAX-1"), Ok(libc::SIGRTMAX() - 1));
+        assert_eq!(parse(&libc::SIGRTMAX().to_string()), Ok(libc::SIGRTMAX()));
+        let span = libc::SIGRTMAX() - libc::SIGRTMIN();
+        assert_eq!(parse(&format!("RTMIN+{span}")), Ok(libc::SIGRTMAX()));
+        for bad in [
+            "",
+            "invalid",
+            "-1",
+            "+2",
+            "65",
+            "99999999999999999999",
+            "SIG",
+            "RTMIN-1",
+            "RTMAX+1",
+            "RTMIN+",
+            &format!("RTMIN+{}", span + 1),
+            "SIGINT2",
+            "１",
+            "TERM,INT",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn shows_names() {
+        assert_eq!(StopSignal::TERM.to_string(), "SIGTERM");
+        assert_eq!(StopSignal(0).to_string(), "0 (none)");
+        assert_eq!(StopSignal(libc::SIGRTMIN() + 3).to_string(), "SIGRTMIN+3");
+        for n in 0..=libc::SIGRTMAX() {
+            let shown = StopSignal(n).to_string();
+            let name = shown.split(' ').next().unwrap();
+            assert_eq!(parse(name), Ok(n), "{shown}");
+        }
+    }
+}
