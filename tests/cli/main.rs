@@ -39,4 +39,5 @@ mod simulate_failure_rate;
 mod splay;
 mod stop_latency;
 mod terminal;
+mod timeout_compat;
 mod timeouts;
