@@ -1,7 +1,8 @@
 //! The man page, retry(1): clap_mangen's sections from the clap definition (NAME, SYNOPSIS,
 //! DESCRIPTION, OPTIONS and one section per help heading), then what it cannot derive: EXIT
 //! STATUS and EXAMPLES (the same text as `--help`, from [`super::help`]), ENVIRONMENT (each
-//! variable with its value's real name), SIGNALS and SEE ALSO.
+//! variable with its value's real name), SIGNALS, COMING FROM TIMEOUT (coreutils `timeout`'s
+//! options and their equivalents) and SEE ALSO.
 
 use std::io::{self, Write};
 
@@ -195,7 +196,8 @@ fn sections(command: &clap::Command) -> Roff {
         &mut r,
         [bold("TERM"), roman(" then "), bold("KILL")],
         "An attempt is stopped (at --timeout, at --deadline, or when retry gets TERM) by TERM \
-         to its whole process tree, then KILL if it is still alive after --kill-after.",
+         (or --signal) to its whole process tree, then KILL if it is still alive after \
+         --kill-after.",
     );
     item(
         &mut r,
@@ -206,6 +208,8 @@ fn sections(command: &clap::Command) -> Roff {
          attempt leads a process group of its own, and signals go to that group. Signals \
          ignored when retry starts (INT and QUIT in a background job) stay ignored.",
     );
+
+    coming_from_timeout(&mut r);
 
     r.control("SH", ["EXAMPLES"]);
     for e in EXAMPLES {
@@ -225,6 +229,64 @@ fn sections(command: &clap::Command) -> Roff {
     ]);
     r
 }
+
+/// The COMING FROM TIMEOUT section: each coreutils `timeout` option and its equivalent.
+fn coming_from_timeout(r: &mut Roff) {
+    r.control("SH", ["COMING FROM TIMEOUT"]);
+    r.text([roman(
+        "retry -n 0 runs COMMAND once, as timeout(1) does, with the same exit statuses (124, \
+         125, 126, 127, 137) and the same care for signals. Without -n 0 a timed-out attempt is \
+         retried like any failure. Each option of timeout, and what it is here:",
+    )]);
+    for (timeout, here) in TIMEOUT_EQUIVALENTS {
+        item(r, [bold(*timeout)], here);
+    }
+}
+
+/// coreutils `timeout`'s options and forms, and retry's equivalents.
+const TIMEOUT_EQUIVALENTS: &[(&str, &str)] = &[
+    (
+        "timeout DURATION COMMAND",
+        "retry -n 0 -t DURATION -- COMMAND.",
+    ),
+    (
+        "-k, --kill-after=DURATION",
+        "-k, --kill-after DURATION. retry sends KILL 10s after the signal unless told \
+         otherwise; timeout never does without -k: give -k 0 for that.",
+    ),
+    (
+        "-s, --signal=SIGNAL",
+        "-s, --signal SIGNAL: the same names and numbers; 0 sends nothing, so only the KILL of \
+         --kill-after stops the attempt. A signal sent to retry itself is passed on as itself.",
+    ),
+    (
+        "--preserve-status",
+        "--preserve-status. retry dies of the attempt's signal where timeout exits with 128+N: \
+         a shell's $? is the same.",
+    ),
+    (
+        "--foreground",
+        "Decided for each attempt: in its terminal's foreground, the attempt stays in retry's \
+         process group; a timeout still reaches its children, found under /proc.",
+    ),
+    (
+        "-v, --verbose",
+        "-v: retry says what it will send at the start, and how each attempt ended.",
+    ),
+    (
+        "DURATION",
+        "The same forms (1.5, 2.34e+5d, .5s, inf), and also 250ms, 1m30s, 2h 37min; not \
+         hexadecimal. A value too large for the clock is inf, no limit; a positive value below \
+         1ns is 1ns. inf is no limit for --timeout, --deadline, --idle-timeout, --reset-after, \
+         --max-hint and --budget-refill, never KILL for --kill-after, no cap for --cap; it is \
+         refused for --base and --splay.",
+    ),
+    (
+        "ignored signals",
+        "A signal ignored when retry starts stays ignored in every attempt and hook, SIGPIPE \
+         and SIGCHLD included (retry changes both for itself).",
+    ),
+];
 
 /// A tagged paragraph: `tag` on its own line, `text` indented below it.
 fn item(r: &mut Roff, tag: impl Into<Vec<Inline>>, text: &str) {
