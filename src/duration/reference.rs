@@ -54,6 +54,19 @@ pub(super) fn parse(text: &str) -> Option<Duration> {
     } else {
         let body = &caps[4];
         let terms: Vec<_> = TERM.captures_iter(body).collect();
+        // Numbers are read longest first: the terms must cover the body, space aside (`.00.`
+        // is `.00` and a stray `.`, not `.0` and `0.`).
+        let mut at = 0;
+        for t in &terms {
+            let m = t.get(0).unwrap();
+            if !body[at..m.start()].trim().is_empty() {
+                return None;
+            }
+            at = m.end();
+        }
+        if !body[at..].trim().is_empty() {
+            return None;
+        }
         let mut total = Some(String::from("0"));
         for t in &terms {
             let unit = match &t[3] {
@@ -282,4 +295,5 @@ fn the_reference_reads_the_documented_cases() {
     assert_eq!(parse("-0"), Some(Duration::ZERO));
     assert_eq!(parse("-1"), None);
     assert_eq!(parse("1m30"), None);
+    assert_eq!(parse(".00."), None);
 }
