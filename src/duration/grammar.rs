@@ -77,6 +77,10 @@ pub(super) fn value(text: &str) -> Result<Value, String> {
         let after = skip_space(after);
         let (word, after) = unit_word(after);
         let unit = if word.is_empty() {
+            // Something that is neither a unit nor another number (`1_000`, `1μs`).
+            if !after.is_empty() && !matches!(after[0], b'0'..=b'9' | b'.') {
+                return Err(unexpected(after));
+            }
             if !(first && after.is_empty()) {
                 return Err(format!(
                     "a unit is missing after '{}' (write 1m30s, not 1m30)",
@@ -139,7 +143,7 @@ fn unit_word(bytes: &[u8]) -> (&str, &[u8]) {
 fn unexpected(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     match text.chars().next() {
-        Some(c) => format!("unexpected '{c}' (expected a number and a unit)"),
+        Some(c) => format!("unexpected '{c}'"),
         None => "a number is missing".into(),
     }
 }

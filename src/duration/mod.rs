@@ -218,6 +218,14 @@ mod tests {
                 .unwrap_err()
                 .starts_with("unknown unit 'x'")
         );
+        for (bad, why) in [
+            ("1_000", "unexpected '_'"),
+            ("1μs", "unexpected 'μ'"),
+            ("1m30", "a unit is missing"),
+        ] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(e.starts_with(why), "{bad}: {e}");
+        }
     }
 
     #[test]

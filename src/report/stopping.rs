@@ -24,6 +24,16 @@ pub struct StopPlan {
     pub preserve: bool,
 }
 
+/// A limit as `--dry-run` shows it: [`format_secs`], but to the nanosecond below half a
+/// millisecond, where three decimals would show a limit of 1 ns as 0 (which means none).
+fn limit_secs(d: Duration) -> String {
+    if !d.is_zero() && d < Duration::from_micros(500) {
+        format!("{:.9}s", d.as_secs_f64())
+    } else {
+        format_secs(d)
+    }
+}
+
 impl StopPlan {
     /// The plan of a run's `config`.
     pub fn of(config: &Config) -> StopPlan {
@@ -70,12 +80,11 @@ impl StopPlan {
             return None;
         }
         let limits: Vec<String> = [
-            self.timeout
-                .map(|t| format!("--timeout {}", format_secs(t))),
+            self.timeout.map(|t| format!("--timeout {}", limit_secs(t))),
             self.idle
-                .map(|t| format!("--idle-timeout {}", format_secs(t))),
+                .map(|t| format!("--idle-timeout {}", limit_secs(t))),
             self.deadline
-                .map(|t| format!("--deadline {}", format_secs(t))),
+                .map(|t| format!("--deadline {}", limit_secs(t))),
         ]
         .into_iter()
         .flatten()
@@ -146,5 +155,14 @@ mod tests {
             ..none
         };
         assert!(asked.dry_run_line().unwrap().starts_with("stop   never"));
+        let tiny = StopPlan {
+            timeout: Some(Duration::from_nanos(1)),
+            ..plan()
+        };
+        assert!(
+            tiny.dry_run_line()
+                .unwrap()
+                .contains("--timeout 0.000000001s")
+        );
     }
 }
