@@ -269,7 +269,12 @@ fn grammar_text() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(4000))]
+    // A failure prints its input; no regression file is written into the tree.
+    #![proptest_config(ProptestConfig {
+        cases: 4000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn the_parser_agrees_with_the_reference_on_grammar_texts(text in grammar_text()) {
