@@ -279,7 +279,7 @@ const TIMEOUT_EQUIVALENTS: &[(&str, &str)] = &[
          hexadecimal. A value too large for the clock is inf, no limit; a positive value below \
          1ns is 1ns. inf is no limit for --timeout, --deadline, --idle-timeout, --reset-after, \
          --max-hint and --budget-refill, never KILL for --kill-after, no cap for --cap; it is \
-         refused for --base and --splay.",
+         refused for --base, --splay and --breaker-cooldown.",
     ),
     (
         "ignored signals",

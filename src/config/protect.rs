@@ -92,10 +92,13 @@ fn check_cooldown(args: &ProtectArgs, from: &str) -> Result<()> {
     if let Some(cooldown) = args.breaker_cooldown
         && cooldown > MAX_BREAKER_COOLDOWN
     {
-        bail!(
-            "--breaker-cooldown ({}{from}) is longer than the longest accepted, 100 years",
-            humantime::format_duration(cooldown)
-        );
+        // `inf` (or a value past the clock) by its name, not as 584 billion years.
+        let shown = if crate::duration::is_unlimited(cooldown) {
+            "inf".to_string()
+        } else {
+            humantime::format_duration(cooldown).to_string()
+        };
+        bail!("--breaker-cooldown ({shown}{from}) is longer than the longest accepted, 100 years");
     }
     Ok(())
 }
@@ -373,6 +376,20 @@ mod tests {
                 &[]
             ),
             "--breaker-cooldown (10000years) is longer than the longest accepted, 100 years"
+        );
+        assert_eq!(
+            err(
+                &[
+                    "--budget",
+                    "k",
+                    "--breaker",
+                    "1",
+                    "--breaker-cooldown",
+                    "inf"
+                ],
+                &[]
+            ),
+            "--breaker-cooldown (inf) is longer than the longest accepted, 100 years"
         );
         assert!(
             err(
