@@ -8,14 +8,15 @@
 # - the .deb's control fields (name, version, amd64, Conflicts and Replaces `retry`), and, unpacked
 #   into a scratch root with `dpkg -x`, every file where it belongs: /usr/bin/retry (the same
 #   bytes as the archive's binary), the man page in /usr/share/man/man1/, the bash, zsh and fish
-#   completions in their vendor directories; nothing else;
+#   completions in their vendor directories, the DEP-5 copyright (both licences; parsed by
+#   python3-debian); nothing else;
 # - `man -l` renders both copies of the page, groff finds no mistake in it; bash loads the
 #   completion;
 # - .github/workflows/release.yml passes actionlint, and dist/*.sh pass shellcheck.
 #
 # Usage: dist/test-release.sh
-# Installs what a fresh Debian machine lacks: man-db and shellcheck (apt-get), actionlint (pip,
-# in a virtual environment under ~/.cache/retry-tool/).
+# Installs what a fresh Debian machine lacks: man-db, shellcheck and python3-debian (apt-get),
+# actionlint (pip, in a virtual environment under ~/.cache/retry-tool/).
 # The `bash -c '...' _ ARGS` checks expand their arguments inside, on purpose.
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -49,6 +50,8 @@ done
 missing=()
 command -v man >/dev/null 2>&1 || missing+=(man-db)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+# Debian's python3 (not a python3 earlier on PATH) with python-debian's DEP-5 parser.
+/usr/bin/python3 -c 'import debian.copyright' >/dev/null 2>&1 || missing+=(python3-debian)
 if [ "${#missing[@]}" -gt 0 ]; then
     step "installing ${missing[*]}"
     sudo=()
@@ -145,8 +148,26 @@ check "zsh completion: the archive's complete/_retry" \
     cmp -s "$debroot/usr/share/zsh/vendor-completions/_retry" "$unpacked/complete/_retry"
 check "fish completion: the archive's complete/retry.fish" \
     cmp -s "$debroot/usr/share/fish/vendor_completions.d/retry.fish" "$unpacked/complete/retry.fish"
-check "copyright names the licence MIT OR Apache-2.0" \
-    grep -q '^License: MIT OR Apache-2.0' "$debroot/usr/share/doc/retry-tool/copyright"
+check "copyright is dist/debian/copyright" cmp -s "$debroot/usr/share/doc/retry-tool/copyright" dist/debian/copyright
+# DEP-5 (copyright-format 1.0) as python-debian reads it, strictly: one Files paragraph for
+# everything, under MIT or Apache-2.0, each with a stand-alone License paragraph that has a
+# text; the MIT one is LICENSE-MIT's permission notice, word for word.
+check "copyright: DEP-5, Files: * under MIT or Apache-2.0, both licences' texts, MIT's as in LICENSE-MIT" \
+    /usr/bin/python3 -c '
+import sys
+from debian.copyright import Copyright
+with open(sys.argv[1], encoding="utf-8") as f:
+    c = Copyright(f, strict=True)
+files = list(c.all_files_paragraphs())
+assert [p.files for p in files] == [("*",)], [p.files for p in files]
+assert files[0].license.synopsis == "MIT or Apache-2.0", files[0].license.synopsis
+texts = {p.license.synopsis: p.license.text for p in c.all_license_paragraphs()}
+assert sorted(texts) == ["Apache-2.0", "MIT"], sorted(texts)
+with open(sys.argv[2], encoding="utf-8") as f:
+    mit = f.read()
+assert texts["MIT"].strip() == mit[mit.index("Permission is hereby granted"):].strip()
+assert "/usr/share/common-licenses/Apache-2.0" in texts["Apache-2.0"]
+' "$debroot/usr/share/doc/retry-tool/copyright" LICENSE-MIT
 # With Debian's retry installed, apt must plan to remove it (Conflicts + Replaces).
 if dpkg-query -W -f='${Status}' retry 2>/dev/null | grep -q 'install ok installed'; then
     check "apt-get would replace the installed Debian retry" \
