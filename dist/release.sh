@@ -11,7 +11,7 @@
 #   retry-tool-VERSION-x86_64-unknown-linux-gnu.tar.gz.sha256
 #   retry-tool_VERSION-1_amd64.deb                              cargo-deb, from the same binary
 #       /usr/bin/retry, man page, bash, zsh and fish completions, and in /usr/share/doc/retry-tool/
-#       copyright (DEP-5), changelog.Debian.gz, changelog.gz, README.md.gz
+#       copyright (DEP-5), changelog.Debian.gz, changelog.gz, README.md.gz; lintian-clean
 #   retry-tool_VERSION-1_amd64.deb.sha256
 #
 # Usage: [DEB_MAINTAINER='Name <address>'] dist/release.sh
@@ -30,7 +30,8 @@
 # time of the last commit (SOURCE_DATE_EPOCH, when unset), so two runs on the same commit and
 # toolchain give the same bytes. It refuses a version without a CHANGELOG.md section; on a tag
 # (GITHUB_REF_TYPE=tag in the release workflow), a tag other than vVERSION, an undated section
-# and the placeholder Maintainer. dist/test-release.sh checks what this script made.
+# and the placeholder Maintainer. dist/test-release.sh checks what this script made, lintian
+# included.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -11,14 +11,15 @@
 #   bytes as the archive's binary), the man page in /usr/share/man/man1/, the bash, zsh and fish
 #   completions in their vendor directories, in /usr/share/doc/retry-tool/ the DEP-5 copyright
 #   (both licences; parsed by python3-debian), changelog.Debian.gz (this version, the commit's
-#   date, the Maintainer), changelog.gz and README.md.gz; nothing else;
+#   date, the Maintainer), changelog.gz and README.md.gz, and the lintian overrides; nothing else;
+# - lintian reports no error and no warning on the .deb (its info tags are shown);
 # - `man -l` renders both copies of the page, groff finds no mistake in it; bash loads the
 #   completion;
 # - .github/workflows/release.yml passes actionlint, and dist/*.sh pass shellcheck.
 #
 # Usage: dist/test-release.sh
-# Installs what a fresh Debian machine lacks: man-db, shellcheck, dpkg-dev and python3-debian
-# (apt-get), actionlint (pip, in a virtual environment under ~/.cache/retry-tool/).
+# Installs what a fresh Debian machine lacks: man-db, shellcheck, lintian, dpkg-dev and
+# python3-debian (apt-get), actionlint (pip, in a virtual environment under ~/.cache/retry-tool/).
 # The `bash -c '...' _ ARGS` checks expand their arguments inside, on purpose.
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -53,6 +54,7 @@ done
 missing=()
 command -v man >/dev/null 2>&1 || missing+=(man-db)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+command -v lintian >/dev/null 2>&1 || missing+=(lintian)
 command -v dpkg-parsechangelog >/dev/null 2>&1 || missing+=(dpkg-dev)
 # Debian's python3 (not a python3 earlier on PATH) with python-debian's DEP-5 parser.
 /usr/bin/python3 -c 'import debian.copyright' >/dev/null 2>&1 || missing+=(python3-debian)
@@ -144,7 +146,8 @@ expected_deb=$(printf '%s\n' \
     "644 $doc/copyright" \
     "644 $doc/changelog.Debian.gz" \
     "644 $doc/changelog.gz" \
-    "644 $doc/README.md.gz" | sort -k2)
+    "644 $doc/README.md.gz" \
+    "644 usr/share/lintian/overrides/$PACKAGE" | sort -k2)
 installed=$(cd "$debroot" && find . -type f -printf '%m %P\n' | sort -k2)
 if [ "$installed" = "$expected_deb" ]; then
     ok "dpkg -x puts exactly the expected files in place, with the expected modes"
@@ -210,6 +213,22 @@ if dpkg-query -W -f='${Status}' retry 2>/dev/null | grep -q 'install ok installe
         bash -c 'apt-get install --simulate "$1" 2>/dev/null | grep -q "^Remv retry "' _ "$root_dir/$DEB"
 else
     echo "(Debian's retry is not installed: the apt replacement plan is not checked)"
+fi
+
+step "lintian $(basename "$DEB")"
+# Errors and warnings fail; info and pedantic tags are shown. Then the overridden tags (O:) with
+# their reasons from dist/debian/lintian-overrides, in a second run, since lintian's exit status
+# counts the overridden tags it shows.
+lintian_status=0
+lintian --fail-on error,warning --display-info --pedantic "$DEB" \
+    >"$work/lintian.out" 2>"$work/lintian.err" || lintian_status=$?
+sed 's/^/    /' "$work/lintian.out"
+lintian --show-overrides "$DEB" 2>/dev/null | grep -v '^[EWIPX]:' | sed 's/^/    /' || true
+if [ "$lintian_status" -eq 0 ] && ! grep -q '^[EW]:' "$work/lintian.out"; then
+    ok "$(lintian --version): no error, no warning"
+else
+    fail "$(lintian --version) exited $lintian_status:"
+    cat "$work/lintian.err" >&2
 fi
 
 step "man -l"
