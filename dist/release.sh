@@ -47,6 +47,10 @@ DEB_MAINTAINER_PLACEHOLDER='retry-tool developers <no-address-yet@retry-tool.inv
 step() { printf '\n== %s\n' "$*"; }
 die() { printf 'release.sh: %s\n' "$*" >&2; exit 1; }
 
+# `cargo pkgid` reads the version from Cargo.lock, which still names the old one after a bump of
+# Cargo.toml's until cargo updates it: the lock must be current (the build below is --locked).
+cargo metadata --locked --format-version 1 >/dev/null ||
+    die "Cargo.lock does not match Cargo.toml (after a version bump, run: cargo update --workspace)"
 # `cargo pkgid` prints e.g. path+file:///src/retry#retry-tool@0.1.0.
 VERSION=$(cargo pkgid -p "$PACKAGE" | sed 's/.*[#@]//')
 [[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || die "cannot read the version of $PACKAGE: '$VERSION'"
