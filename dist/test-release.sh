@@ -204,7 +204,7 @@ changelog() { dpkg-parsechangelog -l "$work/changelog.Debian" -S "$1"; }
 epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo unknown)}
 check "changelog.Debian.gz: $PACKAGE ($DEB_VERSION), $(changelog Distribution)" \
     test "$(changelog Source) $(changelog Version)" = "$PACKAGE $DEB_VERSION"
-check "changelog.Debian.gz: dated by the last commit ($(changelog Date))" \
+check "changelog.Debian.gz: dated by SOURCE_DATE_EPOCH, else the last commit ($(changelog Date))" \
     test "$(changelog Timestamp)" = "$epoch"
 check "changelog.Debian.gz: signed by the Maintainer" test "$(changelog Maintainer)" = "$maintainer"
 # With Debian's retry installed, apt must plan to remove it (Conflicts + Replaces).
