@@ -10,40 +10,76 @@
 #           README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE
 #   retry-tool-VERSION-x86_64-unknown-linux-gnu.tar.gz.sha256
 #   retry-tool_VERSION-1_amd64.deb                              cargo-deb, from the same binary
+#       /usr/bin/retry, man page, bash, zsh and fish completions, and in /usr/share/doc/retry-tool/
+#       copyright (DEP-5), changelog.Debian.gz, changelog.gz, README.md.gz; lintian-clean
 #   retry-tool_VERSION-1_amd64.deb.sha256
 #
-# Usage: dist/release.sh
+# Usage: [DEB_MAINTAINER='Name <address>'] dist/release.sh
+#
+# DEB_MAINTAINER is the .deb's Maintainer (and the signature of its changelog.Debian.gz): a name
+# and an e-mail address in angle brackets, as Debian policy 5.6.2 asks. The project has no
+# public address yet, so the default is the placeholder below, on the reserved domain .invalid
+# (RFC 2606), which lintian accepts but which receives no mail, as policy 3.3 asks a
+# maintainer's address to: local builds use it; a tag build (the release workflow passes the
+# repository variable DEB_MAINTAINER) refuses it.
 #
 # Needs rustup's (or the default) x86_64-unknown-linux-gnu target with glibc's static libraries
-# (libc6-dev, as for any Rust build on Debian), tar, gzip, sha256sum, and cargo-deb, which it
-# installs with `cargo install cargo-deb --locked` when missing. The archive and the .deb carry
-# the time of the last commit (SOURCE_DATE_EPOCH, when unset), so two runs on the same commit
-# and toolchain give the same bytes. It refuses a version without a CHANGELOG.md section; on a
-# tag (GITHUB_REF_TYPE=tag in the release workflow), a tag other than vVERSION and an undated
-# section. dist/test-release.sh checks what this script made.
+# (libc6-dev, as for any Rust build on Debian), tar, gzip, sha256sum, dpkg-deb, and cargo-deb
+# 3.8.0 (CARGO_DEB_VERSION below), which it installs with `cargo install cargo-deb --version
+# =3.8.0 --locked` when it is missing or of another version. The archive and the .deb carry the
+# time of the last commit (SOURCE_DATE_EPOCH, when unset), so two runs on the same commit and
+# toolchain give the same bytes. It refuses a version without a CHANGELOG.md section; on a tag
+# (GITHUB_REF_TYPE=tag in the release workflow), a tag other than vVERSION, an undated section
+# and the placeholder Maintainer. dist/test-release.sh checks what this script made, lintian
+# included.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGE=retry-tool
 TARGET=x86_64-unknown-linux-gnu
 OUT=target/dist
+# The .deb's documentation (changelogs, README), generated here; Cargo.toml's assets take them.
+DEBDOC=target/deb-doc
+# The cargo-deb whose output the Debian step below expects (and patches: see there).
+CARGO_DEB_VERSION=3.8.0
+DEB_MAINTAINER_PLACEHOLDER='retry-tool developers <no-address-yet@retry-tool.invalid>'
 
 step() { printf '\n== %s\n' "$*"; }
 die() { printf 'release.sh: %s\n' "$*" >&2; exit 1; }
 
+# `cargo pkgid` reads the version from Cargo.lock, which still names the old one after a bump of
+# Cargo.toml's until cargo updates it: the lock must be current (the build below is --locked).
+cargo metadata --locked --format-version 1 >/dev/null ||
+    die "Cargo.lock does not match Cargo.toml (after a version bump, run: cargo update --workspace)"
 # `cargo pkgid` prints e.g. path+file:///src/retry#retry-tool@0.1.0.
 VERSION=$(cargo pkgid -p "$PACKAGE" | sed 's/.*[#@]//')
 [[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || die "cannot read the version of $PACKAGE: '$VERSION'"
 NAME="$PACKAGE-$VERSION-$TARGET"
+# Debian's version: a semver pre-release (1.0.0-rc.1) sorts before its release with `~`
+# (1.0.0~rc.1); revision 1.
+DEB_VERSION="${VERSION/-/\~}-1"
 
 # A release tag (the workflow passes GITHUB_REF_NAME) must name this version.
 if [ "${GITHUB_REF_TYPE:-}" = tag ] && [ "${GITHUB_REF_NAME:-}" != "v$VERSION" ]; then
     die "tag ${GITHUB_REF_NAME:-} does not match the version in Cargo.toml, $VERSION (expected v$VERSION)"
 fi
 grep -q "^## \[$VERSION\]" CHANGELOG.md || die "CHANGELOG.md has no section '## [$VERSION]'"
-if [ "${GITHUB_REF_TYPE:-}" = tag ]; then
-    grep -Eq "^## \[$VERSION\] - [0-9]{4}-[0-9]{2}-[0-9]{2}\$" CHANGELOG.md ||
-        die "CHANGELOG.md's section '## [$VERSION]' has no date (## [$VERSION] - YYYY-MM-DD)"
+if grep -Eq "^## \[$VERSION\] - [0-9]{4}-[0-9]{2}-[0-9]{2}\$" CHANGELOG.md; then
+    dated=yes
+else
+    dated=no
+fi
+if [ "${GITHUB_REF_TYPE:-}" = tag ] && [ "$dated" = no ]; then
+    die "CHANGELOG.md's section '## [$VERSION]' has no date (## [$VERSION] - YYYY-MM-DD)"
+fi
+
+DEB_MAINTAINER=${DEB_MAINTAINER:-$DEB_MAINTAINER_PLACEHOLDER}
+# A name, then one address in angle brackets; nothing after it.
+maintainer_form='^[^<>@,]*[^<>@,[:space:]][[:space:]]+<[^<>@[:space:]]+@[^<>@[:space:]]+\.[^<>@[:space:]]+>$'
+[[ $DEB_MAINTAINER =~ $maintainer_form ]] ||
+    die "DEB_MAINTAINER is not 'Name <address>': '$DEB_MAINTAINER'"
+if [ "${GITHUB_REF_TYPE:-}" = tag ] && [[ $DEB_MAINTAINER == *.invalid'>' ]]; then
+    die "the .deb's Maintainer is '$DEB_MAINTAINER', which receives no mail; set the repository variable DEB_MAINTAINER to 'Name <address>'"
 fi
 
 if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
@@ -107,15 +143,54 @@ tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH
 rm -rf "${stage:?}"
 (cd "$OUT" && sha256sum "$NAME.tar.gz" > "$NAME.tar.gz.sha256")
 
-step "Debian package"
-if ! cargo deb --version >/dev/null 2>&1; then
-    cargo install cargo-deb --locked
+step "Debian package $DEB_VERSION"
+# What Debian expects in /usr/share/doc/retry-tool/ beside the copyright (dist/debian/copyright):
+# the upstream changelog as changelog.gz, a Debian changelog as changelog.Debian.gz, and files
+# over 4 kB compressed (policy 12.3, 12.7), all with gzip -9 (-n: no name or time inside).
+rm -rf "${DEBDOC:?}"
+mkdir -p "$DEBDOC"
+gzip -9n < CHANGELOG.md > "$DEBDOC/changelog.gz"
+gzip -9n < README.md > "$DEBDOC/README.md.gz"
+# One entry, for this version, dated by SOURCE_DATE_EPOCH; UNRELEASED until CHANGELOG.md's
+# section has its date (which a tag build requires).
+if [ "$dated" = yes ]; then distribution=stable; else distribution=UNRELEASED; fi
+{
+    printf '%s (%s) %s; urgency=medium\n\n' "$PACKAGE" "$DEB_VERSION" "$distribution"
+    printf '  * Upstream release %s, packaged by dist/release.sh. The changes are\n' "$VERSION"
+    printf '    in /usr/share/doc/%s/changelog.gz.\n\n' "$PACKAGE"
+    printf ' -- %s  %s\n' "$DEB_MAINTAINER" "$(LC_ALL=C date -u -R -d "@$SOURCE_DATE_EPOCH")"
+} | gzip -9n > "$DEBDOC/changelog.Debian.gz"
+
+if [ "$(cargo deb --version 2>/dev/null)" != "cargo-deb $CARGO_DEB_VERSION" ]; then
+    cargo install cargo-deb --version "=$CARGO_DEB_VERSION" --locked
 fi
-deb=$(cargo deb -p "$PACKAGE" --no-build --no-strip --target "$TARGET" --output "$OUT/" -q)
+deb=$(cargo deb -p "$PACKAGE" --no-build --no-strip --target "$TARGET" --output "$OUT/" -q \
+    --deb-version "$DEB_VERSION" --maintainer "$DEB_MAINTAINER")
 # cargo deb prints the path of the package it wrote.
 deb=${deb##*$'\n'}
 [ -f "$deb" ] || die "cargo deb did not report the package it wrote: '$deb'"
 debname=$(basename "$deb")
+
+# What cargo-deb cannot be told, done on its package, rebuilt with dpkg-deb:
+# - it writes `Depends:` even when empty (cargo-deb 3.8.0, PackageConfig::generate_control),
+#   which lintian calls empty-field: the static binary depends on nothing, so the line goes;
+# - Built-Using names the glibc linked into the binary, as policy 7.8 asks of static linking
+#   with a library whose licence (LGPL) requires its source to be available;
+# - md5sums, which dpkg --verify and debsums read, and cargo-deb does not write.
+# dpkg-deb clamps the file times to SOURCE_DATE_EPOCH and dates the ar members by it; one xz
+# thread, since xz's multi-threaded output differs from its single-threaded one.
+repack="$OUT/deb-repack"
+rm -rf "${repack:?}"
+dpkg-deb -R "$deb" "$repack"
+# shellcheck disable=SC2016 # dpkg-query's own ${field} syntax
+glibc=$(dpkg-query -W -f='${source:Package} (= ${source:Version})' libc6-dev:amd64) ||
+    die "cannot read the version of libc6-dev, whose libc.a is linked into the binary"
+sed -i -e '/^Depends:[[:space:]]*$/d' -e "/^Description:/i Built-Using: $glibc" "$repack/DEBIAN/control"
+(cd "$repack" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z |
+    xargs -0 md5sum) > "$repack/DEBIAN/md5sums"
+chmod 644 "$repack/DEBIAN/md5sums"
+dpkg-deb --root-owner-group -Zxz --threads-max=1 --build "$repack" "$deb" >/dev/null
+rm -rf "${repack:?}"
 (cd "$OUT" && sha256sum "$debname" > "$debname.sha256")
 
 step "made, in $OUT/"

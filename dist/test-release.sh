@@ -5,17 +5,21 @@
 #   the binary, doc/retry.1, complete/ (five shells), README, CHANGELOG and both licences;
 # - unpacked in a temporary directory, `./retry -- true` succeeds, the version and a retried
 #   failure's status are right, and `ldd` calls the binary static;
-# - the .deb's control fields (name, version, amd64, Conflicts and Replaces `retry`), and, unpacked
-#   into a scratch root with `dpkg -x`, every file where it belongs: /usr/bin/retry (the same
+# - the .deb's control fields (name, version, amd64, a Maintainer with an address, no Depends,
+#   Built-Using glibc, Conflicts and Replaces `retry`) and md5sums, and, unpacked into a scratch
+#   root with `dpkg -x`, every file where it belongs with its mode: /usr/bin/retry (the same
 #   bytes as the archive's binary), the man page in /usr/share/man/man1/, the bash, zsh and fish
-#   completions in their vendor directories; nothing else;
+#   completions in their vendor directories, in /usr/share/doc/retry-tool/ the DEP-5 copyright
+#   (both licences; parsed by python3-debian), changelog.Debian.gz (this version, the commit's
+#   date, the Maintainer), changelog.gz and README.md.gz, and the lintian overrides; nothing else;
+# - lintian reports no error and no warning on the .deb (its info tags are shown);
 # - `man -l` renders both copies of the page, groff finds no mistake in it; bash loads the
 #   completion;
 # - .github/workflows/release.yml passes actionlint, and dist/*.sh pass shellcheck.
 #
 # Usage: dist/test-release.sh
-# Installs what a fresh Debian machine lacks: man-db and shellcheck (apt-get), actionlint (pip,
-# in a virtual environment under ~/.cache/retry-tool/).
+# Installs what a fresh Debian machine lacks: man-db, shellcheck, lintian, dpkg-dev and
+# python3-debian (apt-get), actionlint (pip, in a virtual environment under ~/.cache/retry-tool/).
 # The `bash -c '...' _ ARGS` checks expand their arguments inside, on purpose.
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -41,7 +45,8 @@ check() {
 VERSION=$(cargo pkgid -p "$PACKAGE" | sed 's/.*[#@]//')
 NAME="$PACKAGE-$VERSION-$TARGET"
 ARCHIVE="$OUT/$NAME.tar.gz"
-DEB="$OUT/${PACKAGE}_$VERSION-1_amd64.deb"
+DEB_VERSION="${VERSION/-/\~}-1" # as dist/release.sh makes it
+DEB="$OUT/${PACKAGE}_${DEB_VERSION}_amd64.deb"
 for f in "$ARCHIVE" "$ARCHIVE.sha256" "$DEB" "$DEB.sha256"; do
     [ -f "$f" ] || die "$f is missing: run dist/release.sh first"
 done
@@ -49,6 +54,10 @@ done
 missing=()
 command -v man >/dev/null 2>&1 || missing+=(man-db)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+command -v lintian >/dev/null 2>&1 || missing+=(lintian)
+command -v dpkg-parsechangelog >/dev/null 2>&1 || missing+=(dpkg-dev)
+# Debian's python3 (not a python3 earlier on PATH) with python-debian's DEP-5 parser.
+/usr/bin/python3 -c 'import debian.copyright' >/dev/null 2>&1 || missing+=(python3-debian)
 if [ "${#missing[@]}" -gt 0 ]; then
     step "installing ${missing[*]}"
     sudo=()
@@ -109,30 +118,50 @@ check "bash loads complete/retry.bash and completes retry with it" \
 step "Debian package $(basename "$DEB")"
 field() { dpkg-deb -f "$DEB" "$1"; }
 check "Package: $PACKAGE" test "$(field Package)" = "$PACKAGE"
-check "Version: $VERSION-1" test "$(field Version)" = "$VERSION-1"
+check "Version: $DEB_VERSION" test "$(field Version)" = "$DEB_VERSION"
 check "Architecture: amd64" test "$(field Architecture)" = amd64
+maintainer=$(field Maintainer)
+maintainer_form='^[^<>@,]*[^<>@,[:space:]][[:space:]]+<[^<>@[:space:]]+@[^<>@[:space:]]+\.[^<>@[:space:]]+>$'
+check "Maintainer: a name and an address ($maintainer)" \
+    bash -c '[[ $1 =~ $2 ]]' _ "$maintainer" "$maintainer_form"
+check "no Depends field, not even an empty one (the binary is static)" \
+    bash -c '! dpkg-deb -f "$1" | grep -q "^Depends:"' _ "$DEB"
+check "Built-Using: glibc, linked in ($(field Built-Using))" \
+    bash -c '[[ $1 =~ ^glibc\ \(=\ [^\ ]+\)$ ]]' _ "$(field Built-Using)"
 check "Conflicts: retry (Debian's retry, also /usr/bin/retry)" test "$(field Conflicts)" = retry
 check "Replaces: retry" test "$(field Replaces)" = retry
 check "no Provides: retry (the command lines differ)" test -z "$(field Provides)"
 
 debroot="$work/debroot"
 dpkg -x "$DEB" "$debroot"
+dpkg-deb -e "$DEB" "$work/debctl"
+doc=usr/share/doc/$PACKAGE
+# Every file with its mode; directories are 755.
 expected_deb=$(printf '%s\n' \
-    usr/bin/retry \
-    usr/share/man/man1/retry.1.gz \
-    usr/share/bash-completion/completions/retry \
-    usr/share/zsh/vendor-completions/_retry \
-    usr/share/fish/vendor_completions.d/retry.fish \
-    usr/share/doc/retry-tool/README.md \
-    usr/share/doc/retry-tool/CHANGELOG.md \
-    usr/share/doc/retry-tool/copyright | sort)
-installed=$(cd "$debroot" && find . -type f -printf '%P\n' | sort)
+    '755 usr/bin/retry' \
+    '644 usr/share/man/man1/retry.1.gz' \
+    '644 usr/share/bash-completion/completions/retry' \
+    '644 usr/share/zsh/vendor-completions/_retry' \
+    '644 usr/share/fish/vendor_completions.d/retry.fish' \
+    "644 $doc/copyright" \
+    "644 $doc/changelog.Debian.gz" \
+    "644 $doc/changelog.gz" \
+    "644 $doc/README.md.gz" \
+    "644 usr/share/lintian/overrides/$PACKAGE" | sort -k2)
+installed=$(cd "$debroot" && find . -type f -printf '%m %P\n' | sort -k2)
 if [ "$installed" = "$expected_deb" ]; then
-    ok "dpkg -x puts exactly the expected files in place"
+    ok "dpkg -x puts exactly the expected files in place, with the expected modes"
 else
     fail "the .deb's files differ from the expected list:"
     diff <(echo "$expected_deb") <(echo "$installed") >&2 || true
 fi
+check "every directory is 755 and owned by root" \
+    bash -c '[ -z "$(dpkg-deb -c "$1" | grep "^d" | grep -v "^drwxr-xr-x root/root ")" ]' _ "$DEB"
+check "every file is owned by root" \
+    bash -c '[ -z "$(dpkg-deb -c "$1" | grep -v " root/root ")" ]' _ "$DEB"
+check "md5sums lists every file, and they match" \
+    bash -c 'cd "$1" && [ "$(cut -c35- "$2/md5sums" | sort)" = "$(find . -type f -printf "%P\n" | sort)" ] &&
+        md5sum --quiet -c "$2/md5sums"' _ "$debroot" "$work/debctl"
 check "/usr/bin/retry is executable" test -x "$debroot/usr/bin/retry"
 check "/usr/bin/retry is the archive's binary, byte for byte" \
     cmp -s "$debroot/usr/bin/retry" "$unpacked/retry"
@@ -145,14 +174,61 @@ check "zsh completion: the archive's complete/_retry" \
     cmp -s "$debroot/usr/share/zsh/vendor-completions/_retry" "$unpacked/complete/_retry"
 check "fish completion: the archive's complete/retry.fish" \
     cmp -s "$debroot/usr/share/fish/vendor_completions.d/retry.fish" "$unpacked/complete/retry.fish"
-check "copyright names the licence MIT OR Apache-2.0" \
-    grep -q '^License: MIT OR Apache-2.0' "$debroot/usr/share/doc/retry-tool/copyright"
+check "copyright is dist/debian/copyright" cmp -s "$debroot/$doc/copyright" dist/debian/copyright
+# DEP-5 (copyright-format 1.0) as python-debian reads it, strictly: one Files paragraph for
+# everything, under MIT or Apache-2.0, each with a stand-alone License paragraph that has a
+# text; the MIT one is LICENSE-MIT's permission notice, word for word.
+check "copyright: DEP-5, Files: * under MIT or Apache-2.0, both licences' texts, MIT's as in LICENSE-MIT" \
+    /usr/bin/python3 -c '
+import sys
+from debian.copyright import Copyright
+with open(sys.argv[1], encoding="utf-8") as f:
+    c = Copyright(f, strict=True)
+files = list(c.all_files_paragraphs())
+assert [p.files for p in files] == [("*",)], [p.files for p in files]
+assert files[0].license.synopsis == "MIT or Apache-2.0", files[0].license.synopsis
+texts = {p.license.synopsis: p.license.text for p in c.all_license_paragraphs()}
+assert sorted(texts) == ["Apache-2.0", "MIT"], sorted(texts)
+with open(sys.argv[2], encoding="utf-8") as f:
+    mit = f.read()
+assert texts["MIT"].strip() == mit[mit.index("Permission is hereby granted"):].strip()
+assert "/usr/share/common-licenses/Apache-2.0" in texts["Apache-2.0"]
+' "$debroot/$doc/copyright" LICENSE-MIT
+check "changelog.gz unpacks to CHANGELOG.md" \
+    bash -c 'gzip -dc "$1" | cmp -s - CHANGELOG.md' _ "$debroot/$doc/changelog.gz"
+check "README.md.gz unpacks to README.md" \
+    bash -c 'gzip -dc "$1" | cmp -s - README.md' _ "$debroot/$doc/README.md.gz"
+# The Debian changelog: one entry, this version, dated by the commit, signed by the Maintainer.
+gzip -dc "$debroot/$doc/changelog.Debian.gz" > "$work/changelog.Debian"
+changelog() { dpkg-parsechangelog -l "$work/changelog.Debian" -S "$1"; }
+epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo unknown)}
+check "changelog.Debian.gz: $PACKAGE ($DEB_VERSION), $(changelog Distribution)" \
+    test "$(changelog Source) $(changelog Version)" = "$PACKAGE $DEB_VERSION"
+check "changelog.Debian.gz: dated by SOURCE_DATE_EPOCH, else the last commit ($(changelog Date))" \
+    test "$(changelog Timestamp)" = "$epoch"
+check "changelog.Debian.gz: signed by the Maintainer" test "$(changelog Maintainer)" = "$maintainer"
 # With Debian's retry installed, apt must plan to remove it (Conflicts + Replaces).
 if dpkg-query -W -f='${Status}' retry 2>/dev/null | grep -q 'install ok installed'; then
     check "apt-get would replace the installed Debian retry" \
         bash -c 'apt-get install --simulate "$1" 2>/dev/null | grep -q "^Remv retry "' _ "$root_dir/$DEB"
 else
     echo "(Debian's retry is not installed: the apt replacement plan is not checked)"
+fi
+
+step "lintian $(basename "$DEB")"
+# Errors and warnings fail; info and pedantic tags are shown. Then the overridden tags (O:) with
+# their reasons from dist/debian/lintian-overrides, in a second run, since lintian's exit status
+# counts the overridden tags it shows.
+lintian_status=0
+lintian --fail-on error,warning --display-info --pedantic "$DEB" \
+    >"$work/lintian.out" 2>"$work/lintian.err" || lintian_status=$?
+sed 's/^/    /' "$work/lintian.out"
+lintian --show-overrides "$DEB" 2>/dev/null | grep -v '^[EWIPX]:' | sed 's/^/    /' || true
+if [ "$lintian_status" -eq 0 ] && ! grep -q '^[EW]:' "$work/lintian.out"; then
+    ok "$(lintian --version): no error, no warning"
+else
+    fail "$(lintian --version) exited $lintian_status:"
+    cat "$work/lintian.err" >&2
 fi
 
 step "man -l"
