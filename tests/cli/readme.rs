@@ -1,35 +1,271 @@
-//! The README's examples, run as written: each fenced block after a `<!-- readme-test: NAME -->`
-//! line is extracted from README.md and executed with `retry` first on PATH, against the local
-//! HTTP test server ([`crate::helpers::http`]) where the example names a URL variable.
+//! The examples of README.md and of the guide (`docs/*.md`), run as written: each fenced block
+//! after a `<!-- readme-test: NAME -->` line (an example) or a `<!-- readme-output: NAME -->`
+//! line (the output an example shows) is extracted and executed with `retry` first on PATH,
+//! against the local HTTP test server ([`crate::helpers::http`]) where the example names a URL
+//! variable. A marker names its block uniquely across all those files, and every marker is used
+//! by a test ([`USED`]): a test fails on a duplicate, on a marker no test uses and on a test
+//! whose marker has gone.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 
 use crate::helpers::http::{HttpServer, Reply, Request};
 
-/// The code block of README.md marked `<!-- readme-test: name -->`.
+/// Every marker a test of this module reads, as `(kind, name)`.
+const USED: &[(&str, &str)] = &[
+    ("readme-test", "pipeline"),
+    ("readme-test", "http-status"),
+    ("readme-test", "retry-after"),
+    ("readme-output", "retry-after"),
+    ("readme-test", "github-actions"),
+    ("readme-test", "cron"),
+    ("readme-test", "makefile"),
+    ("readme-test", "simulate-refusal"),
+    ("readme-test", "failure-rate-table"),
+    ("readme-test", "cron-budget"),
+];
+
+/// The marker kinds: an example, and the output an example shows.
+const KINDS: &[&str] = &["readme-test", "readme-output"];
+
+/// The files whose marked blocks are examples: README.md, then `docs/*.md` by name.
+fn doc_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    std::iter::once(root.join("README.md"))
+        .chain(docs)
+        .collect()
+}
+
+/// A marker's kind and name: `("readme-test", "pipeline")`.
+type Key = (String, String);
+
+/// The marked blocks, by `(kind, name)`.
+type Blocks = BTreeMap<Key, Block>;
+
+/// One marked block: where it is and what it holds.
+#[derive(Debug)]
+struct Block {
+    /// The file, relative to the repository root.
+    file: String,
+    /// The marker's line number (from 1).
+    line: usize,
+    /// The block's lines between its fences, each ending in `\n`.
+    text: String,
+}
+
+/// The marker a line is, as `(kind, name)`; `Err` for a line that mentions a marker kind but is
+/// not a well-formed marker.
+fn marker(line: &str) -> Option<Result<(String, String), String>> {
+    let t = line.trim();
+    if !t.starts_with("<!--") || !KINDS.iter().any(|k| t.contains(k)) {
+        return None;
+    }
+    let parsed = t
+        .strip_prefix("<!-- ")
+        .and_then(|t| t.strip_suffix(" -->"))
+        .and_then(|t| t.split_once(": "))
+        .filter(|(kind, name)| {
+            KINDS.contains(kind)
+                && !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        });
+    Some(
+        parsed
+            .map(|(kind, name)| (kind.to_string(), name.to_string()))
+            .ok_or_else(|| format!("not a well-formed marker: {t:?}")),
+    )
+}
+
+/// Every marker of `text` (the file `file`) with its block, in order; a marker must be followed
+/// by a fenced block, blank lines allowed between them.
+fn parse(file: &str, text: &str) -> Result<Vec<(Key, Block)>, String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(m) = marker(line) else { continue };
+        let key = m.map_err(|e| format!("{file}:{}: {e}", i + 1))?;
+        let mut rest = lines[i + 1..].iter().skip_while(|l| l.trim().is_empty());
+        let fence = rest.next().map(|l| l.trim_start()).unwrap_or_default();
+        if !fence.starts_with("```") {
+            return Err(format!(
+                "{file}:{}: {key:?} is not followed by a fenced block",
+                i + 1
+            ));
+        }
+        let mut body = String::new();
+        let mut closed = false;
+        for l in rest {
+            if l.trim_start().starts_with("```") {
+                closed = true;
+                break;
+            }
+            body.push_str(l);
+            body.push('\n');
+        }
+        if !closed {
+            return Err(format!("{file}:{}: {key:?}'s block is not closed", i + 1));
+        }
+        let block = Block {
+            file: file.to_string(),
+            line: i + 1,
+            text: body,
+        };
+        found.push((key, block));
+    }
+    Ok(found)
+}
+
+/// Every marked block of `files` (name and text), by `(kind, name)`; `Err` lists what is wrong:
+/// a malformed marker, a marker without its block, a name used twice.
+fn collect(files: &[(String, String)]) -> Result<Blocks, String> {
+    let mut blocks = Blocks::new();
+    let mut errors = Vec::new();
+    for (file, text) in files {
+        match parse(file, text) {
+            Err(e) => errors.push(e),
+            Ok(found) => {
+                for (key, block) in found {
+                    if let Some(first) = blocks.get(&key) {
+                        errors.push(format!(
+                            "{}:{}: {key:?} is already at {}:{}",
+                            block.file, block.line, first.file, first.line
+                        ));
+                    } else {
+                        blocks.insert(key, block);
+                    }
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(blocks)
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+/// Every marked block of [`doc_files`].
+fn all_blocks() -> Result<Blocks, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files: Vec<(String, String)> = doc_files()
+        .iter()
+        .map(|path| {
+            let file = path.strip_prefix(root).unwrap().display().to_string();
+            (file, std::fs::read_to_string(path).unwrap())
+        })
+        .collect();
+    collect(&files)
+}
+
+/// [`all_blocks`], read once; panics with what is wrong.
+fn blocks() -> &'static Blocks {
+    static BLOCKS: OnceLock<Result<Blocks, String>> = OnceLock::new();
+    BLOCKS
+        .get_or_init(all_blocks)
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The block marked `<!-- kind: name -->`, which must be in [`USED`].
+fn marked(kind: &str, name: &str) -> &'static Block {
+    assert!(
+        USED.contains(&(kind, name)),
+        "({kind:?}, {name:?}) is read by a test but missing from USED"
+    );
+    blocks()
+        .get(&(kind.to_string(), name.to_string()))
+        .unwrap_or_else(|| panic!("no file of README.md and docs/*.md has <!-- {kind}: {name} -->"))
+}
+
+/// The code block marked `<!-- readme-test: name -->`.
 fn example(name: &str) -> String {
-    marked_block("readme-test", name)
+    marked("readme-test", name).text.clone()
 }
 
-/// The sample output block of README.md marked `<!-- readme-output: name -->`.
+/// The sample output block marked `<!-- readme-output: name -->`.
 fn readme_output(name: &str) -> String {
-    marked_block("readme-output", name)
+    marked("readme-output", name).text.clone()
 }
 
-/// The first fenced block of README.md after the line `<!-- kind: name -->`.
-fn marked_block(kind: &str, name: &str) -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let marker = format!("<!-- {kind}: {name} -->");
-    let after = readme
-        .split_once(&marker)
-        .unwrap_or_else(|| panic!("README.md has no {marker}"))
-        .1;
-    let block = after.split_once("```").unwrap().1;
-    let block = block.split_once('\n').unwrap().1;
-    block.split_once("```").unwrap().0.to_string()
+/// The whole text of the file that holds the example `name`.
+fn file_of(name: &str) -> String {
+    let file = &marked("readme-test", name).file;
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap()
+}
+
+/// A transcript block: its first line `$ COMMAND`, then what the command prints.
+fn transcript(name: &str) -> (String, String) {
+    let block = example(name);
+    let (first, rest) = block.split_once('\n').unwrap();
+    let command = first
+        .strip_prefix("$ ")
+        .unwrap_or_else(|| panic!("{name}: the first line is not `$ COMMAND`: {first:?}"));
+    (command.to_string(), rest.to_string())
+}
+
+#[test]
+fn every_marker_is_well_formed_unique_and_used_by_a_test() {
+    let blocks = all_blocks().unwrap_or_else(|e| panic!("{e}"));
+    let unused: Vec<String> = blocks
+        .iter()
+        .filter(|((kind, name), _)| !USED.contains(&(kind.as_str(), name.as_str())))
+        .map(|((kind, name), b)| format!("{}:{}: <!-- {kind}: {name} -->", b.file, b.line))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "markers no test uses:\n{}",
+        unused.join("\n")
+    );
+    let gone: Vec<&(&str, &str)> = USED
+        .iter()
+        .filter(|(kind, name)| !blocks.contains_key(&(kind.to_string(), name.to_string())))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "markers tests use but no file has: {gone:?}"
+    );
+}
+
+#[test]
+fn the_marker_parser_refuses_duplicates_strays_and_blocks_missing() {
+    let ok = "<!-- readme-test: a -->\n\n```sh\necho a\n```\n";
+    let found = parse("x.md", ok).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].0, ("readme-test".to_string(), "a".to_string()));
+    assert_eq!(found[0].1.text, "echo a\n");
+    for bad in [
+        "<!-- readme-test: a -->\ntext\n```sh\necho\n```\n",
+        "<!-- readme-test: a -->\n```sh\necho\n",
+        "<!-- readme-test:a -->\n```sh\necho\n```\n",
+        "<!-- readme-tests: a -->\n```sh\necho\n```\n",
+        "<!-- readme-test: A b -->\n```sh\necho\n```\n",
+    ] {
+        assert!(parse("x.md", bad).is_err(), "{bad:?}");
+    }
+    // A name is unique across the files, whatever the kind's other uses.
+    let files = |second: &str| {
+        [
+            ("README.md".to_string(), ok.to_string()),
+            ("docs/x.md".to_string(), second.replace("NAME", "a")),
+        ]
+    };
+    let twice = collect(&files("<!-- readme-test: NAME -->\n```\nb\n```\n")).unwrap_err();
+    assert!(
+        twice.contains("docs/x.md:1") && twice.contains("README.md:1"),
+        "{twice}"
+    );
+    assert!(collect(&files("<!-- readme-output: NAME -->\n```\nb\n```\n")).is_ok());
 }
 
 /// A directory with `retry` in it, for PATH.
@@ -267,13 +503,12 @@ fn the_github_actions_step_runs_as_written() {
           (statuses: 22, 0)"
         ]
     );
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let page = file_of("github-actions");
     assert!(
-        readme
-            .replace('\n', " ")
+        page.replace('\n', " ")
             .contains(&format!("(`{}`)", warning[0])),
-        "README.md shows another annotation than {}",
+        "{} shows another annotation than {}",
+        marked("readme-test", "github-actions").file,
         warning[0]
     );
     assert_eq!(
@@ -357,29 +592,29 @@ fn the_makefile_target_runs_as_written() {
 }
 
 #[test]
-fn the_refused_simulation_says_what_the_readme_shows() {
-    let block = example("simulate-refusal");
-    let mut lines = block.lines();
-    let command = lines.next().unwrap().strip_prefix("$ ").unwrap();
-    let expected: String = lines.map(|l| format!("{l}\n")).collect();
+fn the_refused_simulation_says_what_the_guide_shows() {
+    let (command, expected) = transcript("simulate-refusal");
     let dir = tempfile::tempdir().unwrap();
-    let out = sh(command, dir.path(), &[]);
+    let out = sh(&command, dir.path(), &[]);
     assert_eq!(out.status.code(), Some(125));
     assert_eq!(String::from_utf8_lossy(&out.stderr), expected);
     assert!(out.stdout.is_empty());
 }
 
-#[test]
-fn the_failure_rate_table_is_what_the_readme_shows() {
-    let block = example("failure-rate-table");
-    let mut lines = block.lines();
-    let command = lines.next().unwrap().strip_prefix("$ ").unwrap();
-    let expected: String = lines.map(|l| format!("{l}\n")).collect();
+/// Runs the transcript `name` and checks that it prints exactly what the block shows, on
+/// stdout, and nothing on stderr.
+fn prints_what_it_shows(name: &str) {
+    let (command, expected) = transcript(name);
     let dir = tempfile::tempdir().unwrap();
-    let out = sh(command, dir.path(), &[]);
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
-    assert!(out.stderr.is_empty());
+    let out = sh(&command, dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{name}");
+    assert!(out.stderr.is_empty(), "{name}: {out:?}");
+}
+
+#[test]
+fn the_failure_rate_table_is_what_the_guide_shows() {
+    prints_what_it_shows("failure-rate-table");
 }
 
 #[test]
