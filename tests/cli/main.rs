@@ -28,6 +28,7 @@ mod http;
 mod http_hints;
 mod idle;
 mod leftover_output;
+mod links;
 mod outcomes;
 mod pipeline;
 mod readme;
