@@ -16,6 +16,7 @@ use crate::helpers::http::{HttpServer, Reply, Request};
 
 /// Every marker a test of this module reads, as `(kind, name)`.
 const USED: &[(&str, &str)] = &[
+    ("readme-test", "quick-start"),
     ("readme-test", "pipeline"),
     ("readme-test", "http-status"),
     ("readme-test", "retry-after"),
@@ -24,7 +25,11 @@ const USED: &[(&str, &str)] = &[
     ("readme-test", "cron"),
     ("readme-test", "makefile"),
     ("readme-test", "simulate-refusal"),
+    ("readme-test", "simulate-occ-table"),
+    ("readme-test", "simulate-occ-chart"),
+    ("readme-test", "simulate-rate-limit-table"),
     ("readme-test", "failure-rate-table"),
+    ("readme-test", "failure-rate-chart"),
     ("readme-test", "cron-budget"),
 ];
 
@@ -334,6 +339,52 @@ where
 }
 
 #[test]
+fn the_quick_start_prints_what_the_readme_shows_but_for_the_drawn_delays() {
+    let block = example("quick-start");
+    // The `$ ` lines are commands, run in one shell; the others are what they print, stdout and
+    // stderr together.
+    let mut script = String::from("exec 2>&1\n");
+    let mut shown = Vec::new();
+    for line in block.lines() {
+        match line.strip_prefix("$ ") {
+            Some(command) => script.push_str(&format!("{command}\n")),
+            None => shown.push(line.to_string()),
+        }
+    }
+    assert!(block.starts_with("$ retry --base 200ms -- "), "{block}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = sh(&script, dir.path(), &[]);
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    let printed: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    // Each delay is drawn (full jitter): at most 200 ms before retry 1, 400 ms before retry 2.
+    let drawn = |lines: &[String], whose: &str| -> Vec<String> {
+        lines
+            .iter()
+            .map(|line| match line.split_once("; retrying in ") {
+                Some((head, delay)) => {
+                    let secs: f64 = delay.strip_suffix('s').unwrap().parse().unwrap();
+                    let attempt: i32 = head
+                        .strip_prefix("retry: attempt ")
+                        .and_then(|h| h.split(' ').next())
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    let most = 0.2 * 2f64.powi(attempt - 1);
+                    assert!((0.0..=most).contains(&secs), "{whose}: {line}");
+                    format!("{head}; retrying in ...")
+                }
+                None => line.clone(),
+            })
+            .collect()
+    };
+    assert_eq!(drawn(&printed, "retry"), drawn(&shown, "README.md"));
+}
+
+#[test]
 fn the_pipeline_example_posts_the_same_body_and_jq_sees_one_answer() {
     let server = server(|path, n, body| match (path, n) {
         ("/source", _) => (200, br#"{"id": 7, "name": "widget"}"#.to_vec()),
@@ -615,6 +666,46 @@ fn prints_what_it_shows(name: &str) {
 #[test]
 fn the_failure_rate_table_is_what_the_guide_shows() {
     prints_what_it_shows("failure-rate-table");
+}
+
+#[test]
+fn the_contention_tables_are_what_the_guide_shows() {
+    prints_what_it_shows("simulate-occ-table");
+    prints_what_it_shows("simulate-rate-limit-table");
+}
+
+/// Runs the chart command `name` as written, in a scratch directory with a `docs/` of its own,
+/// and checks that it draws the committed chart byte for byte.
+fn draws_the_committed_chart(name: &str) {
+    let command = example(name);
+    let command = command.trim();
+    let svg = command.rsplit(' ').next().unwrap();
+    assert!(
+        svg.starts_with("docs/") && svg.ends_with(".svg"),
+        "{command}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    let out = sh(command, dir.path(), &[]);
+    assert!(out.status.success(), "{out:?}");
+    let drawn = std::fs::read(dir.path().join(svg)).unwrap();
+    let committed = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(svg)).unwrap();
+    assert!(
+        drawn == committed,
+        "{svg} is not what `{command}` draws now: run it in the repository's top directory"
+    );
+}
+
+#[test]
+fn the_failure_rate_chart_is_what_its_command_draws() {
+    draws_the_committed_chart("failure-rate-chart");
+}
+
+/// About 20 s of two cores in a debug build: `cargo test -- --ignored occ_chart`.
+#[test]
+#[ignore = "slow in a debug build"]
+fn the_occ_chart_is_what_its_command_draws() {
+    draws_the_committed_chart("simulate-occ-chart");
 }
 
 #[test]
