@@ -8,7 +8,7 @@
 //! Linking `libgcc_eh.a` first (the archive `gcc -static-libgcc` uses) resolves those symbols
 //! inside the binary, and the linker's `--as-needed` then drops `libgcc_s.so.1`. Done only when
 //! the C compiler that links (`$CC`, else `cc`) has `libgcc_eh.a`, and not when
-//! cross-compiling; otherwise nothing changes. See the README's "Start-up and memory".
+//! cross-compiling; otherwise nothing changes. See "Start-up and memory" in docs/performance.md.
 
 use std::path::Path;
 use std::process::Command;

@@ -9,8 +9,8 @@
 #   benches/simulate_failure_rate.sh
 #   RUNS=11 SEED=7 benches/simulate_failure_rate.sh
 #
-# Recorded on the project's machine (2 cores, Intel Xeon VM, release build): see the README,
-# section "Protecting the service".
+# Recorded on the project's machine (2 cores, Intel Xeon VM, release build): see
+# docs/performance.md, "The simulator", and the table in docs/simulator.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -28,7 +28,8 @@ pub fn retry() -> assert_cmd::Command {
 
 /// `retry` as a std command (stdin null, own process group), for tests that signal it.
 /// Hermetic: every `RETRY_*` and `GITHUB_*` variable of the caller's environment is removed
-/// (the README recommends setting `RETRY_*` for a whole CI job); a test sets what it needs.
+/// (docs/ci-and-cron.md recommends setting `RETRY_*` for a whole CI job); a test sets what it
+/// needs.
 pub fn retry_std() -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
     cmd.stdin(Stdio::null()).process_group(0);

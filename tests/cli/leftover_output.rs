@@ -128,8 +128,9 @@ fn a_background_writer_is_passed_on_until_it_closes_the_pipe() {
     }
 }
 
+/// The case of docs/pipelines-and-http.md, "What a successful attempt leaves running".
 #[test]
-fn the_readme_example_delivers_both_lines() {
+fn the_guide_example_delivers_both_lines() {
     for flags in [&["--idle-timeout", "30s"][..], &["--http-hints"][..]] {
         retry()
             .args(flags)

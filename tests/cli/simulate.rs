@@ -137,8 +137,8 @@ fn jitter_lists_come_from_the_environment_too() {
 }
 
 /// The published findings at 100 clients, base 5 ms, cap 2 s (the AWS Architecture Blog post,
-/// <https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/>), as the README
-/// shows them.
+/// <https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/>), as
+/// docs/simulator.md shows them.
 #[test]
 fn occ_reproduces_the_published_ranking_at_100_clients() {
     let rows = rows(&w("--simulate 100 --base 5ms --cap 2s \

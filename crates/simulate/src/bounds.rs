@@ -22,7 +22,7 @@ pub const MAX_CLIENTS: u32 = 1_000_000;
 /// `failure-rate` model: every strategy at every failure rate, see
 /// [`crate::failure_rate::MAX_REQUESTS`]). The estimate is high for most settings; a request at
 /// the limit (`retry --simulate 4440`: the blog's five modes, retry's default policy, 100 runs)
-/// is timed in the README; `--runs` multiplies the time.
+/// is timed in docs/performance.md; `--runs` multiplies the time.
 pub const MAX_CALLS_PER_RUN: f64 = 1e7;
 
 /// Checks that `spec` fits [`MAX_CLIENTS`] and [`MAX_CALLS_PER_RUN`], as one point or (with
@@ -291,7 +291,7 @@ mod tests {
         let at = |c: f64| spec(500, Model::RateLimit { capacity_rps: c });
         assert!(check(&at(min * 1.001), false).is_ok());
         assert!(check(&at(min * 0.999), false).is_err());
-        // The README's example fits.
+        // The guide's example (docs/simulator.md) fits.
         assert!(check(&at(50.0), false).is_ok());
     }
 }

@@ -184,7 +184,7 @@ mod tests {
         };
         assert!(fits(max).is_ok());
         assert!(fits(max + 1).is_err());
-        // The sweep of the README's chart fits, several times over.
+        // The sweep of the chart in docs/simulator.md fits, several times over.
         let chart = FailureRateSpec::new(10_000, 0.0);
         assert!(work(&chart, 10_000, &sweep_rates()) < MAX_CALLS_PER_RUN / 4.0);
     }
