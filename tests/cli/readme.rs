@@ -21,6 +21,7 @@ const USED: &[(&str, &str)] = &[
     ("readme-test", "http-status"),
     ("readme-test", "retry-after"),
     ("readme-output", "retry-after"),
+    ("readme-test", "idempotency-key"),
     ("readme-test", "github-actions"),
     ("readme-test", "cron"),
     ("readme-test", "makefile"),
@@ -496,6 +497,56 @@ fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
             "README line {line:?} not in the output:\n{stdout}\n{stderr}"
         );
     }
+}
+
+#[test]
+fn the_idempotency_key_example_sends_one_key_and_body_for_every_attempt() {
+    // A server of its own, to see the request headers: 503, then 200.
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/orders", server.server_addr().to_ip().unwrap());
+    let seen = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        for code in [503, 200] {
+            let Ok(Some(mut request)) = server.recv_timeout(crate::helpers::HANG_LIMIT) else {
+                break;
+            };
+            let key = request
+                .headers()
+                .iter()
+                .find(|h| h.field.equiv("Idempotency-Key"))
+                .map(|h| h.value.to_string());
+            let mut body = Vec::new();
+            request.as_reader().read_to_end(&mut body).unwrap();
+            seen.push((key, body));
+            let reply = tiny_http::Response::from_string(r#"{"order": 1}"#).with_status_code(code);
+            request.respond(reply).unwrap();
+        }
+        seen
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("order.json"), r#"{"item": "widget"}"#).unwrap();
+    let out = sh(
+        &example("idempotency-key"),
+        dir.path(),
+        &[("ORDERS_URL", url), ("RETRY_BASE", "10ms".into())],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let seen = seen.join().unwrap();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    // One key for both attempts: 128 bits in hex; the same body each time.
+    let key = seen[0].0.clone().unwrap();
+    assert!(
+        key.len() == 32 && key.chars().all(|c| c.is_ascii_hexdigit()),
+        "{key}"
+    );
+    assert!(
+        seen.iter()
+            .all(|(k, b)| k.as_deref() == Some(key.as_str()) && b == br#"{"item": "widget"}"#)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("reply.json")).unwrap(),
+        r#"{"order": 1}"#
+    );
 }
 
 #[test]
