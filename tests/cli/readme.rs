@@ -244,6 +244,29 @@ fn every_marker_is_well_formed_unique_and_used_by_a_test() {
 }
 
 #[test]
+fn the_release_files_named_are_this_versions() {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut named = 0;
+    for path in doc_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for prefix in ["retry-tool-", "retry-tool_"] {
+            for (i, _) in text.match_indices(prefix) {
+                let rest = &text[i + prefix.len()..];
+                if rest.starts_with(|c: char| c.is_ascii_digit()) {
+                    let shown = rest.split('-').next().unwrap();
+                    assert_eq!(shown, version, "{}: {prefix}{shown}", path.display());
+                    named += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        named >= 4,
+        "README.md and docs/install.md name the release files"
+    );
+}
+
+#[test]
 fn the_marker_parser_refuses_duplicates_strays_and_blocks_missing() {
     let ok = "<!-- readme-test: a -->\n\n```sh\necho a\n```\n";
     let found = parse("x.md", ok).unwrap();
