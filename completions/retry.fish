@@ -5,6 +5,7 @@ api-core\t'google-api-core retry (Python): 1s, x2, cap 60s, full jitter, retries
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s b -l base -d 'First delay [default: 1s]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s m -l multiplier -d 'Growth per retry; must be >= 1 [default: 2]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s c -l cap -d 'Largest single delay; must be >= base [default: 64s]' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l delays -d 'Explicit delays before retries 1, 2, 3, ...; the last one repeats' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s j -l jitter -d 'Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]' -r -f -a "none\t'min(cap, base * multiplier^n), no randomness'
 full\t'U(0, v): the AWS Architecture Blog\'s recommendation'
 equal\t'v/2 + U(0, v/2)'
@@ -19,6 +20,7 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -s t -l timeout -d 'T
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l idle-timeout -d 'Stop an attempt that writes nothing on stdout or stderr for this long' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s k -l kill-after -d 'Grace between TERM and KILL when an attempt is stopped [default: 10s]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s s -l signal -d 'Signal that stops a timed-out attempt, instead of TERM' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l successes -d 'Done only after N successful attempts in a row [default: 1]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l retry-on -d 'Only these statuses are retried [default: any non-zero]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l stop-on -d 'These statuses are never retried [default: 126,127,141]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l retry-if-output -d 'An attempt with a matching output line counts as failed, even with status 0' -r -f
@@ -40,6 +42,8 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l breaker-cooldown -
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l budget-max-tokens -d 'The retry budget\'s size: gRFC A6\'s maxTokens [default: 10]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l budget-token-ratio -d 'Tokens a successful attempt gives back: gRFC A6\'s tokenRatio [default: 0.1]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l budget-refill -d 'Give one token back every DURATION, whatever the attempts do [default: never]' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l lock -d 'Run only while holding an exclusive lock on PATH, for cron jobs' -r -F
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l lock-wait -d 'How long to wait for --lock when another run holds it [default: 0]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l simulate -d 'Simulate CLIENTS clients contending for one server (or, with --model failure-rate, CLIENTS requests to a failing service); runs no COMMAND' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l runs -d 'Runs averaged per point of the simulation [default: 100]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l model -d 'What the simulated clients contend for: occ, rate-limit or failure-rate [default: occ]' -r -f -a "occ\t'One row under optimistic concurrency, as the published simulator'
@@ -49,6 +53,7 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l capacity -d 'Reque
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l failure-rate -d 'The probability that a call fails, from 0 to 1, for --model failure-rate' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l plot -d 'Sweep the clients from 10 up to CLIENTS and draw an SVG chart to FILE' -r -F
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l preserve-status -d 'End as a timed-out last attempt ended, not with 124 or 137'
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l until-fail -d 'Run the command again while it succeeds; stop at the first failure'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l http-hints -d 'Wait at least as long as the server asks in HTTP headers in a failed attempt\'s output'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l replay-stdin -d 'Give every attempt the same stdin: read it once, replay it from the start'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l stdout-on-success -d 'Hold each attempt\'s stdout; print it only if that attempt succeeds'
@@ -78,7 +83,7 @@ function __fish_retry_command
                 set -e words[1]
                 break
             # The flags that take a value, from the clap definition.
-            case --preset --base --multiplier --cap --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --log-format --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --simulate --runs --model --capacity --failure-rate --plot
+            case --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --successes --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --log-format --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --simulate --runs --model --capacity --failure-rate --plot
                 set -e words[1]
                 set -q words[1]; or return 1
             case '-?*'

@@ -5,6 +5,7 @@
 //! then `RETRY_PRESET`, then the built-in default. A preset named on the command line is more
 //! specific than a policy a CI pipeline exported for every step, hence its place.
 
+mod loops;
 mod protect;
 
 use std::ffi::OsString;
@@ -22,6 +23,7 @@ use crate::preset::{Preset, Settings};
 use crate::stop_signal::StopSignal;
 use crate::types::{HookFailure, LogFormat, RetryLimit};
 
+pub use self::loops::{LockSettings, Shape};
 pub use self::protect::{BudgetSettings, Protect, breaker, throttle};
 
 /// How much retry says on stderr about its own progress.
@@ -137,6 +139,10 @@ pub struct Config {
     pub not_found_hint: Option<String>,
     /// `--splay` and `--budget`: protecting the service.
     pub protect: Protect,
+    /// `--successes` and `--until-fail`: when the loop is done.
+    pub shape: Shape,
+    /// `--lock` and `--lock-wait`: one run at a time; `None` without `--lock`.
+    pub lock: Option<LockSettings>,
 }
 
 /// The first delay when nothing sets `--base`.
@@ -256,7 +262,7 @@ pub fn by_precedence<T>(
 /// The backoff and stopping settings once flags, presets and `RETRY_<FLAG>` variables are
 /// applied, without the default of `--max-retries`: a run ([`Config::from_cli`]) and a
 /// simulation take different ones.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Backoff {
     /// Base, multiplier, cap and jitter mode, with defaults for what nothing sets.
     pub policy: Policy,
@@ -276,6 +282,18 @@ impl Backoff {
     /// and where a value came from when it was not the command line.
     pub fn from_cli(cli: &Cli, origins: &Origins) -> Result<Backoff> {
         let layers = layers(cli, origins);
+        let max_retries = pick(&layers, |s| s.max_retries).map(|v| v.0);
+        // 0 disables the deadline, as 0 disables --timeout (so `-d 0` lifts a preset's);
+        // so does `inf`.
+        let deadline = pick(&layers, |s| s.deadline).and_then(|v| limit(v.0));
+        if let Some(list) = &cli.backoff.delays {
+            return Ok(Backoff {
+                policy: loops::listed_policy(cli, origins, list, &layers)?,
+                max_retries,
+                deadline,
+                seed: cli.backoff.seed,
+            });
+        }
         let (base, base_from) =
             pick(&layers, |s| s.base).unwrap_or((DEFAULT_BASE, Source::Default));
         let (cap, cap_from) = pick(&layers, |s| s.cap).unwrap_or((DEFAULT_CAP, Source::Default));
@@ -301,10 +319,8 @@ impl Backoff {
             .map_err(|e| anyhow::anyhow!("invalid backoff policy: {e}"))?;
         Ok(Backoff {
             policy,
-            max_retries: pick(&layers, |s| s.max_retries).map(|v| v.0),
-            // 0 disables the deadline, as 0 disables --timeout (so `-d 0` lifts a preset's);
-            // so does `inf`.
-            deadline: pick(&layers, |s| s.deadline).and_then(|v| limit(v.0)),
+            max_retries,
+            deadline,
             seed: cli.backoff.seed,
         })
     }
@@ -333,6 +349,7 @@ impl Config {
     /// and where a value came from when it was not the command line.
     pub fn from_cli(cli: Cli, origins: &Origins) -> Result<Config> {
         let backoff = Backoff::from_cli(&cli, origins)?;
+        let (shape, lock) = loops::from_cli(&cli, origins)?;
         let protect = Protect::from_cli(
             &cli.protect,
             origins,
@@ -394,12 +411,15 @@ impl Config {
             command: cli.command,
             not_found_hint: cli.not_found_hint,
             protect,
+            shape,
+            lock,
         })
     }
 
-    /// Attempts in all (`max_retries + 1`), `None` when unlimited.
+    /// Attempts in all, `None` when unlimited: `max_retries + 1`, or with `--successes N`
+    /// `(max_retries + 1) * N`, since retries count failures only ([`Shape::attempts`]).
     pub fn max_attempts(&self) -> Option<u64> {
-        self.max_retries.map(|r| r.saturating_add(1))
+        self.max_retries.map(|r| self.shape.attempts(r))
     }
 }
 

@@ -53,8 +53,8 @@ pub struct RunSummary<'a> {
     pub gave_up: Option<&'a str>,
 }
 
-/// The workflow command for this run: a `::warning` when it succeeded after retries, an
-/// `::error` when it gave up, nothing for a first-attempt success.
+/// The workflow command for this run: a `::warning` when it succeeded after failures, an
+/// `::error` when it gave up, nothing for a success without failures.
 pub fn annotation(run: &RunSummary<'_>) -> Option<String> {
     let statuses = run
         .statuses
@@ -64,7 +64,8 @@ pub fn annotation(run: &RunSummary<'_>) -> Option<String> {
         .join(", ");
     let title = escape_property(&format!("retry: {}", run.program));
     match run.gave_up {
-        None if run.attempts <= 1 => None,
+        // A first-attempt success, or successes only (`--successes`, `--until-fail`).
+        None if run.attempts <= 1 || run.statuses.iter().all(|&s| s == 0) => None,
         None => Some(format!(
             "::warning title={title}::{}",
             escape_data(&format!(

@@ -10,8 +10,9 @@
 //! Below them all: [`types`], the small values the command line shares with the layers under
 //! it; [`codes`], [`duration`], [`size`] and [`stop_signal`], which parse values; and
 //! self-contained parts for the layers above: [`hints`] (server delay hints), [`github`] (GitHub Actions output),
-//! [`budget`] (retry budget, circuit breaker) and [`signals`] (signals and child ends as events
-//! on the supervisor's one thread).
+//! [`budget`] (retry budget, circuit breaker), [`lock`] (`--lock`), [`env_file`]
+//! (`RETRY_ENV_FILE`) and [`signals`] (signals and child ends as events on the supervisor's one
+//! thread).
 //! The backoff maths and the contention simulator are crates of their own in this workspace:
 //! `retry-tool-backoff` (re-exported as [`backoff`]) and `retry-tool-simulate`.
 
@@ -24,8 +25,12 @@ pub mod codes;
 pub mod config;
 pub mod duration;
 pub mod entropy;
+#[cfg(unix)]
+pub mod env_file;
 pub mod github;
 pub mod hints;
+#[cfg(unix)]
+pub mod lock;
 #[cfg(unix)]
 pub mod outlet;
 pub mod pipeline;
@@ -114,6 +119,7 @@ where
             report::StopPlan::of(&config).dry_run_line().as_deref(),
             &mut rng,
         )
+        .and_then(|()| report::dry_run_loop(&mut out, &config))
         .and_then(|()| out.flush());
         return written_or_125(written, "the --dry-run schedule", format, start);
     }

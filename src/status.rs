@@ -6,7 +6,8 @@
 /// indicating something that is not really an error", and the request "should be reattempted
 /// later", <https://man.freebsd.org/cgi/man.cgi?query=sysexits>). retry exits with it when a run's
 /// `--budget` refuses it: the circuit breaker is open (or another run is probing it), or the
-/// shared cooldown lasts past the run's `--deadline`.
+/// shared cooldown lasts past the run's `--deadline`; and when another run holds its `--lock`
+/// past `--lock-wait`.
 pub const TEMP_FAIL: u8 = 75;
 /// Status of an attempt stopped at its timeout (or the deadline) by TERM, as coreutils `timeout`.
 pub const TIMED_OUT: u8 = 124;
@@ -39,8 +40,8 @@ pub enum Exit {
     Signal(i32),
     /// retry failed itself (see [`OWN_FAILURE`]): status 125, the error already reported.
     OwnFailure,
-    /// The run's budget refused it before its first attempt (see [`TEMP_FAIL`]): status 75,
-    /// the reason already reported; the command was not run.
+    /// The run's budget refused it before its first attempt, or another run held its lock
+    /// (see [`TEMP_FAIL`]): status 75, the reason already reported; the command was not run.
     TempFail,
 }
 

@@ -1,4 +1,5 @@
-//! The "Backoff" heading: `--preset`, `--base`, `--multiplier`, `--cap`, `--jitter`, `--seed`.
+//! The "Backoff" heading: `--preset`, `--base`, `--multiplier`, `--cap`, `--delays`,
+//! `--jitter`, `--seed`.
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
 #![allow(rustdoc::invalid_html_tags)]
@@ -10,7 +11,7 @@ use clap::{Args, ValueEnum};
 
 use super::value_name;
 use crate::backoff::Jitter;
-use crate::duration::parse_duration;
+use crate::duration::{is_unlimited, parse_duration};
 use crate::preset::Preset;
 
 /// The "Backoff" heading: the delays between attempts.
@@ -48,6 +49,20 @@ pub struct BackoffArgs {
     #[arg(allow_hyphen_values = true, short, long, env = "RETRY_CAP", value_name = "DURATION",
           value_parser = parse_duration)]
     pub cap: Option<Duration>,
+
+    /// Explicit delays before retries 1, 2, 3, ...; the last one repeats
+    ///
+    /// `--delays 1s,5s,30s,2m` waits 1s before the first retry, 5s before the second, 30s before
+    /// the third and 2m before every later one, as systemd's RestartSteps= and minfrin/retry's
+    /// -d list them. The list takes the place of the exponential formula: --base, --multiplier
+    /// or --cap with it (flag or variable) is an error; a --preset's give way to it (its
+    /// jitter, retries and deadline still apply). No jitter unless --jitter or a preset sets
+    /// one; each mode then treats every listed delay as it treats base * multiplier^n, with the
+    /// first delay as the base and the largest as the cap. Server hints still lengthen a delay;
+    /// --dry-run shows the schedule. Each item a DURATION, finite; at most 1000 of them.
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_DELAYS", value_name = "LIST",
+          value_parser = parse_delays)]
+    pub delays: Option<DelayList>,
 
     /// Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]
     ///
@@ -130,6 +145,55 @@ impl fmt::Display for JitterArg {
     }
 }
 
+/// The most delays `--delays` takes: a list for a person to write; past it, the last one
+/// repeats anyway.
+pub const MAX_DELAYS: usize = 1000;
+
+/// `--delays`: the listed delays, and the list as it was given (for messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DelayList {
+    /// The delays before retries 1, 2, 3, ... (the last repeating): at least one, each finite.
+    pub delays: Vec<Duration>,
+    /// The value as given.
+    pub text: String,
+}
+
+/// `--delays`: a comma-separated list of 1 to [`MAX_DELAYS`] DURATIONs, none of them `inf`.
+fn parse_delays(s: &str) -> Result<DelayList, String> {
+    if s.trim().is_empty() {
+        return Err("expected a comma-separated list of delays, such as 1s,5s,30s".into());
+    }
+    let count = memchr::memchr_iter(b',', s.as_bytes()).count() + 1;
+    if count > MAX_DELAYS {
+        return Err(format!(
+            "{count} delays: at most {MAX_DELAYS} (the last one repeats)"
+        ));
+    }
+    let delays = s
+        .split(',')
+        .enumerate()
+        .map(|(i, item)| {
+            let n = i + 1;
+            if item.trim().is_empty() {
+                return Err(format!("delay {n} is empty"));
+            }
+            match parse_duration(item) {
+                Ok(d) if is_unlimited(d) => Err(format!(
+                    "delay {n} ({}) must be finite: a delay without end is no retry at all \
+                     (use -n for fewer retries)",
+                    item.trim()
+                )),
+                Ok(d) => Ok(d),
+                Err(e) => Err(format!("delay {n} ({}): {e}", item.trim())),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(DelayList {
+        delays,
+        text: s.to_string(),
+    })
+}
+
 /// `--multiplier`: a finite number `>= 1`.
 fn parse_multiplier(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -149,6 +213,34 @@ mod tests {
         assert!(parse_multiplier("0.9").is_err());
         assert!(parse_multiplier("inf").is_err());
         assert!(parse_multiplier("NaN").is_err());
+    }
+
+    #[test]
+    fn delay_lists() {
+        let list = parse_delays("1s, 5s,30s,2m").unwrap();
+        assert_eq!(
+            list.delays,
+            [1, 5, 30, 120].map(Duration::from_secs).to_vec()
+        );
+        assert_eq!(list.text, "1s, 5s,30s,2m");
+        assert_eq!(parse_delays("0").unwrap().delays, [Duration::ZERO]);
+        for (bad, says) in [
+            ("", "comma-separated"),
+            (" ", "comma-separated"),
+            ("1s,,2s", "delay 2 is empty"),
+            ("1s,", "delay 2 is empty"),
+            ("1s,inf", "delay 2 (inf) must be finite"),
+            ("1s,1e400", "must be finite"),
+            ("-1s", "delay 1 (-1s)"),
+            ("1s,x", "delay 2 (x)"),
+        ] {
+            let e = parse_delays(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+        let many = vec!["1"; MAX_DELAYS].join(",");
+        assert_eq!(parse_delays(&many).unwrap().delays.len(), MAX_DELAYS);
+        let e = parse_delays(&format!("{many},1")).unwrap_err();
+        assert!(e.starts_with("1001 delays: at most 1000"), "{e}");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The clap definition: parsing and help text only. [`crate::config`] validates what it parses.
 //!
 //! Flags are grouped by help heading, one flattened struct per heading, each in its own file
-//! ([`BackoffArgs`], [`StoppingArgs`], [`ConditionArgs`], [`OutputArgs`], [`HookArgs`],
-//! [`ProtectArgs`] and [`SimulateArgs`]): a new flag goes into the struct of its heading.
+//! ([`BackoffArgs`], [`StoppingArgs`], [`LoopArgs`], [`ConditionArgs`], [`OutputArgs`],
+//! [`HookArgs`], [`ProtectArgs`], [`LockArgs`] and [`SimulateArgs`]): a new flag goes into the
+//! struct of its heading.
 //! Each doc comment is a short line (`-h`), a blank line, then the long help (`--help` and the
 //! man page). A flag that may also be set from the environment carries `env = "RETRY_<FLAG>"`; [`parse`]
 //! then keeps track of which values came from there, because a `--preset` given on the command
@@ -18,6 +19,8 @@ mod errors;
 pub mod generate;
 pub mod help;
 mod hooks;
+mod lock;
+mod loops;
 mod man;
 mod output;
 mod protect;
@@ -30,10 +33,12 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, Parser, ValueEnum, ValueHint};
 
-pub use self::backoff::{BackoffArgs, JitterArg};
+pub use self::backoff::{BackoffArgs, DelayList, JitterArg, MAX_DELAYS};
 pub use self::conditions::ConditionArgs;
 use self::generate::Target;
 pub use self::hooks::HookArgs;
+pub use self::lock::LockArgs;
+pub use self::loops::LoopArgs;
 pub use self::output::{ByteLimit, OutputArgs};
 pub use self::protect::ProtectArgs;
 pub use self::simulate::{ModelName, SimulateArgs};
@@ -81,6 +86,10 @@ pub struct Cli {
     #[command(flatten)]
     pub stopping: StoppingArgs,
 
+    /// Loops other than "until it succeeds": streaks of successes, until it fails.
+    #[command(flatten)]
+    pub loops: LoopArgs,
+
     /// Which attempts count as failed, and which failures are retried.
     #[command(flatten)]
     pub conditions: ConditionArgs,
@@ -96,6 +105,10 @@ pub struct Cli {
     /// Splay, and the retry budget and circuit breaker shared between runs.
     #[command(flatten)]
     pub protect: ProtectArgs,
+
+    /// One run at a time: the lock held for the whole run.
+    #[command(flatten)]
+    pub lock: LockArgs,
 
     /// The contention simulation, run instead of a command.
     #[command(flatten)]
@@ -270,7 +283,8 @@ mod tests {
                         "RETRY_ATTEMPT",
                         "RETRY_MAX_ATTEMPTS",
                         "RETRY_RUN_ID",
-                        "RETRY_TIME_LEFT"
+                        "RETRY_TIME_LEFT",
+                        "RETRY_ENV_FILE"
                     ]
                     .contains(&want.as_str())
                 );

@@ -1,6 +1,7 @@
 //! What retry says: progress on stderr (text lines, or JSON events with `--log-format json`),
 //! and the `--dry-run` schedule table ([`fn@dry_run`], in `dry_run.rs`). What it says about the
-//! splay and the retry budget is in `protect.rs`.
+//! splay and the retry budget is in `protect.rs`; about the loop shapes, the lock and
+//! `RETRY_ENV_FILE` in `loops.rs`.
 //!
 //! Progress names the program, never its arguments (they often hold tokens) unless
 //! `--verbose`; both are escaped ([`fn@escape`]), so a newline in a name cannot forge a line.
@@ -11,6 +12,7 @@
 
 mod dry_run;
 mod escape;
+mod loops;
 mod protect;
 mod stopping;
 
@@ -23,7 +25,7 @@ use serde_json::{Value, json};
 use crate::backoff::Policy;
 use crate::cli::JitterArg;
 use crate::codes::signal_name;
-use crate::config::Verbosity;
+use crate::config::{Shape, Verbosity};
 use crate::duration::format_secs;
 use crate::hints::HintSource;
 use crate::process::{Outcome, StopReason};
@@ -32,6 +34,7 @@ use crate::types::LogFormat;
 pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, dry_run};
 pub use self::escape::escape;
 use self::escape::quote;
+pub use self::loops::dry_run_loop;
 pub use self::stopping::StopPlan;
 
 /// Progress reporting for one run.
@@ -49,6 +52,9 @@ pub struct Reporter {
     start: Instant,
     /// The run's id, in every JSON event; `None` before a run has one.
     run_id: Option<String>,
+    /// `--successes` or `--until-fail`, and `--lock`: for the `start` event (loops.rs).
+    shape: Shape,
+    lock: Option<std::path::PathBuf>,
 }
 
 /// The wait before the next attempt, for [`Reporter::failed`].
@@ -97,6 +103,17 @@ impl Reporter {
             max_attempts: Cell::new(max_attempts),
             start,
             run_id: None,
+            shape: Shape::Plain,
+            lock: None,
+        }
+    }
+
+    /// This reporter, for a run of `shape` holding `lock` (for the `start` event).
+    pub fn with_loop(self, shape: Shape, lock: Option<&std::path::Path>) -> Reporter {
+        Reporter {
+            shape,
+            lock: lock.map(std::path::Path::to_path_buf),
+            ..self
         }
     }
 
@@ -169,12 +186,9 @@ impl Reporter {
         if self.verbose() {
             let or_none = |d: Option<Duration>| d.map_or("none".to_string(), format_secs);
             self.say(format_args!(
-                "jitter {}, base {}, multiplier {}, cap {}, retries {}, deadline {}, \
-                 timeout {}, seed {seed}, stop {}{}",
+                "jitter {}, {}, retries {}, deadline {}, timeout {}, seed {seed}, stop {}{}",
                 JitterArg::from(policy.jitter()),
-                format_secs(policy.base()),
-                policy.multiplier(),
-                format_secs(policy.cap()),
+                loops::curve_text(policy),
                 max_retries.map_or("unlimited".to_string(), |n| n.to_string()),
                 or_none(deadline),
                 or_none(timeout),
@@ -189,24 +203,28 @@ impl Reporter {
         if !self.emits("start") {
             return;
         }
-        self.emit(
-            "start",
-            json!({
-                "program": self.program_raw,
-                "max_attempts": self.max_attempts.get(),
-                "max_retries": max_retries,
-                "jitter": JitterArg::from(policy.jitter()).to_string(),
-                "base": micros(policy.base()),
-                "multiplier": policy.multiplier(),
-                "cap": micros(policy.cap()),
-                "deadline": deadline.map(micros),
-                "timeout": timeout.map(micros),
-                "seed": seed.to_string(),
-                "signal": stop.signal.to_string(),
-                "kill_after": micros(stop.kill_after),
-                "preserve_status": stop.preserve,
-            }),
-        );
+        let mut fields = json!({
+            "program": self.program_raw,
+            "max_attempts": self.max_attempts.get(),
+            "max_retries": max_retries,
+            "jitter": JitterArg::from(policy.jitter()).to_string(),
+            "base": micros(policy.base()),
+            "multiplier": policy.multiplier(),
+            "cap": micros(policy.cap()),
+            "deadline": deadline.map(micros),
+            "timeout": timeout.map(micros),
+            "seed": seed.to_string(),
+            "signal": stop.signal.to_string(),
+            "kill_after": micros(stop.kill_after),
+            "preserve_status": stop.preserve,
+        });
+        if let (Value::Object(map), Value::Object(more)) = (
+            &mut fields,
+            loops::start_fields(policy, self.shape, self.lock.as_deref()),
+        ) {
+            map.extend(more);
+        }
+        self.emit("start", fields);
     }
 
     /// An attempt starts (a text line only with `--verbose`, which also shows the arguments).

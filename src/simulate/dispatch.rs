@@ -184,13 +184,10 @@ fn describe(spec: &SimSpec, points: &[SweepPoint]) -> String {
         [_] | [] if spec.clients == 1 => "1 client".to_string(),
         _ => format!("{} clients", spec.clients),
     };
-    let p = &spec.policy;
     let mut text = format!(
-        "{}, {clients}: base {:?}, multiplier {}, cap {:?}, ",
+        "{}, {clients}: {}, ",
         spec.model,
-        p.base(),
-        p.multiplier(),
-        p.cap()
+        super::curve(&spec.policy)
     );
     match spec.max_retries {
         Some(n) => text.push_str(&format!("at most {n} retries")),

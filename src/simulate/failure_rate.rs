@@ -156,12 +156,7 @@ fn describe(spec: &FailureRateSpec, points: &[RatePoint]) -> String {
     }
     match spec.mode {
         Mode::NoBackoff => retries.push_str(", no backoff"),
-        mode => retries.push_str(&format!(
-            ", {mode} jitter, base {:?}, multiplier {}, cap {:?}",
-            p.base(),
-            p.multiplier(),
-            p.cap()
-        )),
+        mode => retries.push_str(&format!(", {mode} jitter, {}", super::curve(p))),
     }
     let (t, b) = (&spec.throttle, &spec.breaker);
     format!(
@@ -191,7 +186,10 @@ fn chart_title(spec: &FailureRateSpec) -> String {
         .map_or(String::new(), |d| format!(", deadline {d:?}"));
     let backoff = match spec.mode {
         Mode::NoBackoff => "no backoff".to_string(),
-        mode => format!("{mode} jitter, base {:?}, cap {:?}", p.base(), p.cap()),
+        mode => match p.delays() {
+            Some(delays) => format!("{mode} jitter, delays {delays:?}"),
+            None => format!("{mode} jitter, base {:?}, cap {:?}", p.base(), p.cap()),
+        },
     };
     let (t, b) = (&spec.throttle, &spec.breaker);
     format!(

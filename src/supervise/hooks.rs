@@ -55,7 +55,11 @@ impl Supervisor<'_> {
         env: &[(&str, String)],
         limit: Option<Instant>,
     ) -> Result<HookEnd, i32> {
-        let hook = match process::spawn_hook(script, env) {
+        // `RETRY_ENV_FILE` and what it handed on (env_file.rs).
+        let handed_on = self.env_file_env(false);
+        let mut env = env.to_vec();
+        env.extend(handed_on.iter().map(|(k, v)| (k.as_str(), v.clone())));
+        let hook = match process::spawn_hook(script, &env) {
             Ok(hook) => hook,
             Err(e) => {
                 let end = HookEnd::Failed(e.to_string());
@@ -109,6 +113,7 @@ impl Supervisor<'_> {
             Ended::Signaled(n) => status::of_signal(n),
         });
         self.reporter.hook(name, &end);
+        self.absorb_env_file(&format!("--{}", name.replace('_', "-")));
         Ok(end)
     }
 }

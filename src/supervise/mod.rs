@@ -2,13 +2,16 @@
 //! end with the right status. Knows the validated [`Config`], never the command line.
 
 mod ci;
+mod env_file;
 mod hints;
 mod hooks;
 mod idle;
 mod io;
+mod lock;
 mod protect;
 mod reset;
 mod run_env;
+mod shape;
 mod stop;
 
 use std::cell::{Cell, RefCell};
@@ -39,7 +42,8 @@ pub fn run(config: &Config) -> Exit {
         config.max_attempts(),
         start,
     )
-    .with_run_id(&run_id);
+    .with_run_id(&run_id)
+    .with_loop(config.shape, config.lock.as_ref().map(|l| l.path.as_path()));
     let events = match Events::listen() {
         Ok(events) => events,
         Err(e) => {
@@ -59,6 +63,7 @@ pub fn run(config: &Config) -> Exit {
         }
     };
     process::become_subreaper();
+    let env_file = env_file::open(&run_id, &reporter);
     let deadline = config.deadline.and_then(|d| start.checked_add(d));
     // retry's own lines and files wait for a reader at most until the deadline (and never past
     // a stop signal).
@@ -83,6 +88,8 @@ pub fn run(config: &Config) -> Exit {
         statuses: RefCell::default(),
         gave_up: RefCell::default(),
         protect: Protection::open(config),
+        streak: shape::Streak::default(),
+        env_file: RefCell::new(env_file),
     };
     let exit = supervisor.run(seed);
     supervisor.finish_run(exit)
@@ -108,6 +115,10 @@ struct Supervisor<'a> {
     gave_up: RefCell<Option<String>>,
     /// `--splay` and `--budget` (protect.rs).
     protect: RefCell<Protection>,
+    /// `--successes`: the successes in a row (shape.rs).
+    streak: shape::Streak,
+    /// `RETRY_ENV_FILE`; `None` when it cannot be offered (env_file.rs).
+    env_file: RefCell<Option<crate::env_file::EnvFile>>,
 }
 
 /// The end of one attempt.
@@ -127,6 +138,11 @@ impl Supervisor<'_> {
     fn run(&self, seed: u64) -> Exit {
         // The splay is the first draw of the seed's sequence, as in `--dry-run`.
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        // `--lock` (lock.rs), before anything else and held to the end.
+        let _lock = match self.take_lock() {
+            Ok(lock) => lock,
+            Err(exit) => return exit,
+        };
         // Protecting the service (protect.rs): the breaker's admission, the splay and the
         // shared cooldown before attempt 1; the run's end counted by the breaker.
         let exit = match self.before_first_attempt(&mut rng) {
@@ -146,6 +162,7 @@ impl Supervisor<'_> {
                 Ok(end) => end,
                 Err(exit) => return exit,
             };
+            self.absorb_env_file(&format!("attempt {attempt}"));
             let status = end.outcome.status();
             let findings = end.io.findings;
             // Exit status 0 that the output says is a failure (`--retry-if-output`).
@@ -197,6 +214,15 @@ impl Supervisor<'_> {
                 verdict,
                 findings.delay_hint.map(|h| h.not_before),
             );
+            // Loop shapes (shape.rs): streaks of successes, until it fails.
+            match self.shape_turn(attempt, &end, verdict, output_failed, &mut rule, rng) {
+                shape::Turn::AsUsual => {}
+                shape::Turn::Again => {
+                    attempt += 1;
+                    continue;
+                }
+                shape::Turn::End(exit) => return exit,
+            }
             if verdict == Verdict::Success {
                 self.reporter.success(attempt, end.ran);
                 return Exit::Code(0);
@@ -291,6 +317,7 @@ impl Supervisor<'_> {
 
     /// Gives up after `attempts` with `exit`: reports why and runs `--on-give-up`.
     fn give_up(&self, attempts: u64, why: &str, exit: Exit) -> Exit {
+        let why = &self.with_streak(why);
         self.budget_gave_up();
         self.gave_up.replace(Some(why.to_string()));
         self.reporter.giving_up(attempts, why, exit.code());
@@ -345,6 +372,8 @@ impl Supervisor<'_> {
             ("RETRY_MAX_ATTEMPTS", max),
         ];
         env.extend(self.run_env());
+        let handed_on = self.env_file_env(attempt == 1);
+        env.extend(handed_on.iter().map(|(k, v)| (k.as_str(), v.clone())));
         let started = Instant::now();
         let piped = self.io.as_ref().map(RunIo::piped).unwrap_or_default();
         // Decided for each attempt: `retry ... &` then `fg` puts retry in the foreground.

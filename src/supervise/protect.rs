@@ -257,6 +257,12 @@ impl Supervisor<'_> {
         }
     }
 
+    /// A success of a `--successes` streak not yet complete: the run has not succeeded yet,
+    /// and a signal that ends it now leaves it uncounted by the breaker.
+    pub(super) fn budget_streak_goes_on(&self) {
+        self.protect.borrow_mut().end = None;
+    }
+
     /// The run is giving up: the breaker will count it so.
     pub(super) fn budget_gave_up(&self) {
         self.protect.borrow_mut().end = Some(RunEnd::GaveUp);

@@ -2,7 +2,8 @@
 //! so `retry -n 5 --reset-after 10m -- ssh -N tunnel` gives up after five quick failures in a
 //! row but keeps a tunnel that stays up for hours (recur's `--reset`, supervisord's
 //! `startsecs`). Attempts keep their numbers; the limit moves on instead: after a reset at
-//! attempt k, the run may go on to attempt k + `--max-retries`. An attempt stopped by
+//! attempt k, the run may go on to attempt k + `--max-retries` (k + `--max-retries` * N with
+//! `--successes N`, whose retries may each lead to N attempts). An attempt stopped by
 //! `--timeout`, `--idle-timeout` or the deadline never counts, however long it ran: it hung.
 
 use std::time::Duration;
@@ -38,7 +39,12 @@ impl Supervisor<'_> {
         if ran < reset_after {
             return false;
         }
-        let last = self.config.max_retries.map(|r| attempt.saturating_add(r));
+        // With `--successes N`, each retry may lead to N attempts (config::Shape::attempts).
+        let per_retry = self.config.shape.attempts_per_retry();
+        let last = self
+            .config
+            .max_retries
+            .map(|r| attempt.saturating_add(r.saturating_mul(per_retry)));
         self.last_attempt.set(last);
         self.reporter.set_max_attempts(last);
         self.reporter.reset(attempt, ran, reset_after);

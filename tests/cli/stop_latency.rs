@@ -31,6 +31,7 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
         "base" => (vec!["-b", "0"], true),
         "multiplier" => (vec!["-m", "3"], true),
         "cap" => (vec!["-c", "0.05"], true),
+        "delays" => (vec!["--delays", "0.02,0.05"], true),
         "jitter" => (vec!["-j", "none"], true),
         "seed" => (vec!["--seed", "7"], true),
         "max_retries" => (vec!["-n", "unlimited"], true),
@@ -41,6 +42,8 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
         "kill_after" => (vec!["--kill-after", "1s"], true),
         "signal" => (vec!["-t", "1h", "-s", "INT"], true),
         "preserve_status" => (vec!["-t", "1h", "--preserve-status"], true),
+        "successes" => (vec!["--successes", "2"], true),
+        "until_fail" => (vec!["--until-fail"], true),
         "retry_on" => (vec!["--retry-on", "1"], true),
         "stop_on" => (vec!["--stop-on", "2"], true),
         "retry_if_output" => (vec!["--retry-if-output", "x"], true),
@@ -79,6 +82,8 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
         "budget_max_tokens" => (vec!["--budget", "jam", "--budget-max-tokens", "20"], true),
         "budget_token_ratio" => (vec!["--budget", "jam", "--budget-token-ratio", "0.5"], true),
         "budget_refill" => (vec!["--budget", "jam", "--budget-refill", "1s"], true),
+        "lock" => (vec!["--lock", "LOCKFILE"], true),
+        "lock_wait" => (vec!["--lock", "LOCKFILE", "--lock-wait", "1h"], true),
         "simulate" => (vec!["--simulate", "1000"], false),
         "runs" => (vec!["--simulate", "1000", "--runs", "50"], false),
         "model" => (vec!["--simulate", "1000", "--model", "failure-rate"], false),
@@ -117,7 +122,7 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
 fn defaults(flags: &[&str]) -> Vec<String> {
     let mut args = Vec::new();
     let sets = |names: &[&str]| flags.iter().any(|f| names.contains(f));
-    if !sets(&["-b", "--preset"]) {
+    if !sets(&["-b", "--preset", "--delays"]) {
         args.extend(["-b", "0.02"]);
     }
     if !sets(&["-n", "--preset"]) {
@@ -149,12 +154,10 @@ fn every_flag_ends_at_once_on_term_with_every_output_jammed() {
         let _plot_reader = (id == "plot").then(|| full_fifo(&plot));
         let mut args: Vec<String> = flags
             .iter()
-            .map(|f| {
-                if *f == "PLOT" {
-                    plot.display().to_string()
-                } else {
-                    f.to_string()
-                }
+            .map(|f| match *f {
+                "PLOT" => plot.display().to_string(),
+                "LOCKFILE" => scene.path("lock").display().to_string(),
+                f => f.to_string(),
             })
             .collect();
         if runs {

@@ -7,7 +7,8 @@
 //! retry is `n = 0`), `expo(n) = min(cap, base * multiplier^n)`, `U(a, b)` a uniform draw.
 //!
 //! One run's retries:
-//! - [`Policy`]: base, multiplier, cap and [`Jitter`] mode, validated.
+//! - [`Policy`]: base, multiplier, cap and [`Jitter`] mode, validated; or a list of delays
+//!   ([`Policy::listed`]) and a jitter mode.
 //! - [`Schedule`]: the delays of one run, in order.
 //! - [`GiveUpRule`]: a schedule under [`Limits`] (retries, deadline); after each failure it
 //!   returns the next delay or the reason to give up ([`GiveUp`]).

@@ -1,24 +1,36 @@
 //! A validated backoff policy and the schedule of delays it gives, one run at a time.
 //!
+//! Two curves give the delay before retry `n` before jitter: the capped exponential
+//! `expo(n) = min(cap, base * multiplier^n)` ([`Policy::new`]), or an explicit list of delays
+//! whose last one repeats ([`Policy::listed`], as systemd's `RestartSteps=` and minfrin/retry's
+//! `-d` give them). Every jitter mode then applies to either alike.
+//!
 //! Every value is computed in `f64` seconds and clamped to `[0, cap]`, so millions of retries
 //! or a multiplier of `1e300` neither overflow nor panic.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, RngExt};
 
 use crate::jitter::{Jitter, PROPORTIONAL_SPREAD};
 
-/// A validated backoff policy: base, multiplier, cap and jitter mode.
+/// A validated backoff policy: base, multiplier, cap and jitter mode, or a list of delays and
+/// a jitter mode.
 ///
 /// Invariants, checked by [`Policy::new`]: `0 <= base <= cap`, `multiplier` finite and `>= 1`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A [`Policy::listed`] policy has a list that is not empty; its base is the first delay, its
+/// cap the largest and its multiplier 1.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     base: f64,
     multiplier: f64,
     cap: f64,
     jitter: Jitter,
+    /// The delays before retries 0, 1, 2, ..., in seconds, the last repeating; `None` for the
+    /// exponential curve.
+    listed: Option<Arc<[f64]>>,
 }
 
 /// Why a policy was refused; the message names the offending quantity.
@@ -28,6 +40,8 @@ pub enum PolicyError {
     Multiplier(f64),
     /// The cap was smaller than the base.
     CapBelowBase,
+    /// A list of delays had none.
+    NoDelays,
 }
 
 impl fmt::Display for PolicyError {
@@ -37,6 +51,7 @@ impl fmt::Display for PolicyError {
                 write!(f, "multiplier must be a finite number >= 1, got {m}")
             }
             PolicyError::CapBelowBase => f.write_str("cap must be >= base"),
+            PolicyError::NoDelays => f.write_str("a list of delays needs at least one"),
         }
     }
 }
@@ -67,12 +82,58 @@ impl Policy {
             multiplier,
             cap: cap.as_secs_f64(),
             jitter,
+            listed: None,
+        })
+    }
+
+    /// A policy of explicit delays: `delays[n]` before retry `n` (from 0), the last one for
+    /// every retry after the list, then `jitter` applied to each as to a computed `expo(n)`.
+    ///
+    /// The list takes the place of the exponential curve: its first delay plays the part of
+    /// the base (the lower bound of decorrelated jitter, the random part of additive jitter),
+    /// its largest that of the cap (no delay exceeds it, whatever the jitter), and there is no
+    /// multiplier. So decorrelated jitter, whose published formula `min(cap, U(base, 3*s))`
+    /// uses neither `n` nor the multiplier, follows that formula from the first listed delay
+    /// up to the largest, the delays between playing no part. As systemd's `RestartSteps=`
+    /// (<https://www.freedesktop.org/software/systemd/man/latest/systemd.service.html>) and
+    /// minfrin/retry's `--delay` list (<https://github.com/minfrin/retry>).
+    ///
+    /// # Errors
+    /// [`PolicyError::NoDelays`] for an empty list.
+    pub fn listed(delays: &[Duration], jitter: Jitter) -> Result<Policy, PolicyError> {
+        let secs: Arc<[f64]> = delays.iter().map(Duration::as_secs_f64).collect();
+        let (Some(&first), Some(largest)) = (secs.first(), secs.iter().copied().reduce(f64::max))
+        else {
+            return Err(PolicyError::NoDelays);
+        };
+        Ok(Policy {
+            base: first,
+            multiplier: 1.0,
+            cap: largest,
+            jitter,
+            listed: Some(secs),
         })
     }
 
     /// The same policy with another jitter mode.
-    pub fn with_jitter(self, jitter: Jitter) -> Policy {
-        Policy { jitter, ..self }
+    pub fn with_jitter(&self, jitter: Jitter) -> Policy {
+        Policy {
+            jitter,
+            ..self.clone()
+        }
+    }
+
+    /// The listed delays of a [`Policy::listed`] policy, in order; `None` for the exponential
+    /// curve.
+    pub fn delays(&self) -> Option<Vec<Duration>> {
+        self.listed
+            .as_ref()
+            .map(|list| list.iter().map(|&s| to_duration(s)).collect())
+    }
+
+    /// Whether the delays come from a list ([`Policy::listed`]).
+    pub fn is_listed(&self) -> bool {
+        self.listed.is_some()
     }
 
     /// The jitter mode.
@@ -80,25 +141,30 @@ impl Policy {
         self.jitter
     }
 
-    /// The first delay.
+    /// The first delay (of a list: its first).
     pub fn base(&self) -> Duration {
         to_duration(self.base)
     }
 
-    /// The largest single delay.
+    /// The largest single delay (of a list: its largest).
     pub fn cap(&self) -> Duration {
         to_duration(self.cap)
     }
 
-    /// The growth factor per retry (finite, `>= 1`).
+    /// The growth factor per retry (finite, `>= 1`; 1 for a list).
     pub fn multiplier(&self) -> f64 {
         self.multiplier
     }
 
-    /// `expo(n) = min(cap, base * multiplier^n)`, in seconds, for retry index `n` (from 0).
+    /// `expo(n) = min(cap, base * multiplier^n)`, in seconds, for retry index `n` (from 0): the
+    /// delay before jitter. For a list, its delay `n`, or its last for `n` past its end.
     ///
     /// Saturates at the cap for any `n`: `multiplier^n` may reach infinity, the minimum does not.
     pub fn expo_secs(&self, n: u64) -> f64 {
+        if let Some(list) = &self.listed {
+            let last = list.len() - 1;
+            return list[usize::try_from(n).map_or(last, |n| n.min(last))];
+        }
         if self.base == 0.0 {
             return 0.0;
         }
@@ -110,7 +176,7 @@ impl Policy {
     /// A fresh schedule: the delays before retry 0, 1, 2, ...
     pub fn schedule(&self) -> Schedule {
         Schedule {
-            policy: *self,
+            policy: self.clone(),
             retry: 0,
             decorrelated: self.base,
         }
@@ -258,5 +324,81 @@ mod tests {
                 "{n}: {d}"
             );
         }
+    }
+
+    fn secs(list: &[f64]) -> Vec<Duration> {
+        list.iter().map(|&s| Duration::from_secs_f64(s)).collect()
+    }
+
+    #[test]
+    fn a_list_gives_its_delays_in_order_then_its_last_again() {
+        let p = Policy::listed(&secs(&[1.0, 5.0, 30.0, 120.0]), Jitter::None).unwrap();
+        let mut s = p.schedule();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let got: Vec<f64> = (0..7)
+            .map(|_| s.next_delay(&mut rng).as_secs_f64())
+            .collect();
+        assert_eq!(got, [1.0, 5.0, 30.0, 120.0, 120.0, 120.0, 120.0]);
+        assert_eq!(
+            rng,
+            Xoshiro256PlusPlus::seed_from_u64(1),
+            "no draw without jitter"
+        );
+        assert_eq!(
+            (p.base(), p.cap()),
+            (Duration::from_secs(1), Duration::from_secs(120))
+        );
+        assert_eq!(p.delays(), Some(secs(&[1.0, 5.0, 30.0, 120.0])));
+        assert!(p.is_listed() && !policy(1.0, 2.0, 4.0, Jitter::None).is_listed());
+        // Far past the list, and past what a usize holds, still the last.
+        assert_eq!(p.expo_secs(u64::MAX), 120.0);
+        // A list may go down, and hold zeros.
+        let down = Policy::listed(&secs(&[30.0, 0.0, 2.0]), Jitter::None).unwrap();
+        let mut s = down.schedule();
+        let got: Vec<f64> = (0..4)
+            .map(|_| s.next_delay(&mut rng).as_secs_f64())
+            .collect();
+        assert_eq!(got, [30.0, 0.0, 2.0, 2.0]);
+        assert_eq!(
+            Policy::listed(&[], Jitter::Full),
+            Err(PolicyError::NoDelays)
+        );
+    }
+
+    #[test]
+    fn jitter_applies_to_each_listed_delay_as_to_a_computed_one() {
+        let list = [0.5, 4.0, 2.0, 10.0];
+        for j in MODES {
+            let p = Policy::listed(&secs(&list), j).unwrap();
+            let mut s = p.schedule();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+            let mut previous: f64 = 0.5;
+            for n in 0..200usize {
+                let d = s.next_delay(&mut rng).as_secs_f64();
+                let v = list[n.min(list.len() - 1)];
+                let (lo, hi) = match j {
+                    Jitter::None => (v, v),
+                    Jitter::Full => (0.0, v),
+                    Jitter::Equal => (v / 2.0, v),
+                    // U(first, 3 * previous), capped at the largest.
+                    Jitter::Decorrelated => (0.5, (3.0 * previous).min(10.0)),
+                    Jitter::Additive => (v, (v + 0.5).min(10.0)),
+                    Jitter::Proportional => (v * 0.8, (v * 1.2).min(10.0)),
+                };
+                assert!(
+                    d >= lo - 1e-9 && d <= hi + 1e-9,
+                    "{j:?} retry {n}: {d} not in [{lo}, {hi}]"
+                );
+                previous = d;
+            }
+        }
+    }
+
+    #[test]
+    fn with_jitter_keeps_the_list() {
+        let p = Policy::listed(&secs(&[1.0, 2.0]), Jitter::None).unwrap();
+        let q = p.with_jitter(Jitter::Full);
+        assert_eq!(q.delays(), p.delays());
+        assert_eq!(q.jitter(), Jitter::Full);
     }
 }

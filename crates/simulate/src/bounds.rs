@@ -150,8 +150,16 @@ fn calls_per_client(spec: &SimSpec, mode: Mode, n: u32, model: Model) -> f64 {
 }
 
 /// Of a policy: the retries before its delays reach the cap, and the least mean delay after
-/// that (seconds). A zero base never waits.
+/// that (seconds). A zero base never waits. Of a list of delays (`--delays`): the retries
+/// before its last delay, which then repeats, and half that (decorrelated jitter walks from
+/// the first listed delay to the largest as from a base to a cap, as below).
 fn growth(p: &Policy) -> (f64, f64) {
+    if let Some(delays) = p.delays()
+        && p.jitter() != Jitter::Decorrelated
+    {
+        let last = delays.last().map_or(0.0, Duration::as_secs_f64);
+        return (delays.len().saturating_sub(1) as f64, last / 2.0);
+    }
     let (base, cap) = (p.base().as_secs_f64(), p.cap().as_secs_f64());
     if base == 0.0 || p.cap() == Duration::ZERO {
         return (0.0, 0.0);
@@ -206,7 +214,7 @@ mod tests {
                 Model::RateLimit { capacity_rps: 2.0 },
             ] {
                 let s = SimSpec {
-                    policy,
+                    policy: policy.clone(),
                     ..spec(300, model)
                 };
                 for stats in simulate(&s).unwrap() {

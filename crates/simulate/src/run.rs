@@ -7,7 +7,7 @@ use retry_tool_backoff::{Limits, Policy};
 use crate::Model;
 
 /// What one run needs to know.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Setup {
     /// Which model to run.
     pub(crate) model: Model,

@@ -18,7 +18,7 @@ use crate::events::EventQueue;
 use crate::net::{Net, mix};
 
 /// What one run needs to know.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Setup {
     /// The probability that a call fails, in `[0, 1]`.
     pub(crate) failure_rate: f64,

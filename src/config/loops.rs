@@ -1,0 +1,320 @@
+//! The validated loop settings: the listed delays of `--delays` (a [`Policy::listed`]), the
+//! shape of the loop (`--successes`, `--until-fail`) and the lock (`--lock`, `--lock-wait`),
+//! with the combinations that make no sense refused, one line naming both flags.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use super::{Source, pick};
+use crate::backoff::{Jitter, Policy};
+use crate::cli::{Cli, DelayList, Origins};
+use crate::codes::CodeSet;
+use crate::duration::{format_secs, is_unlimited, limit};
+use crate::preset::Settings;
+
+/// When the loop is done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shape {
+    /// At the first success (retry's loop without `--successes` or `--until-fail`).
+    #[default]
+    Plain,
+    /// `--successes N`, N >= 2: after N successful attempts in a row. Retries count failures
+    /// only.
+    Streak(u64),
+    /// `--until-fail`: at the first failure; the retries are the runs after a success.
+    UntilFail,
+}
+
+impl Shape {
+    /// The most attempts a run that may make `retries` retries makes: each retry, and the first
+    /// attempt, may start a streak of up to N attempts (N - 1 successes and a failure, or N
+    /// successes), so `(retries + 1) * N` for `--successes N`, `retries + 1` otherwise;
+    /// saturating.
+    pub fn attempts(self, retries: u64) -> u64 {
+        retries
+            .saturating_add(1)
+            .saturating_mul(self.attempts_per_retry())
+    }
+
+    /// The attempts one retry may lead to: N for `--successes N`, 1 otherwise.
+    pub fn attempts_per_retry(self) -> u64 {
+        match self {
+            Shape::Streak(n) => n,
+            Shape::Plain | Shape::UntilFail => 1,
+        }
+    }
+}
+
+/// `--lock` and `--lock-wait`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockSettings {
+    /// The lock file.
+    pub path: PathBuf,
+    /// How long to wait for it when another run holds it: zero for not at all,
+    /// [`Duration::MAX`] for as long as it takes (`inf`); the deadline ends a wait too.
+    pub wait: Duration,
+}
+
+/// Where a value of argument `id` came from: its variable or the command line.
+fn source(origins: &Origins, id: &str) -> Source {
+    if origins.is_env(id) {
+        Source::Env
+    } else {
+        Source::Flag
+    }
+}
+
+/// The policy of `--delays LIST`: the list, with the jitter that a flag, a preset or
+/// `RETRY_JITTER` sets, and none otherwise (the list is waited as written, as systemd's
+/// `RestartSteps=` and minfrin/retry's `-d` do). A preset's base, multiplier and cap give way
+/// to the list.
+///
+/// # Errors
+/// `--base`, `--multiplier` or `--cap` given too (on the command line or in a variable): one
+/// line naming both flags and where each came from.
+pub(super) fn listed_policy(
+    cli: &Cli,
+    origins: &Origins,
+    list: &DelayList,
+    layers: &[(Settings, Source)],
+) -> Result<Policy> {
+    let given = [
+        ("base", cli.backoff.base.map(format_secs)),
+        ("multiplier", cli.backoff.multiplier.map(|m| m.to_string())),
+        ("cap", cli.backoff.cap.map(format_secs)),
+    ];
+    if let Some((long, Some(value))) = given.into_iter().find(|(_, v)| v.is_some()) {
+        bail!(
+            "--delays ({}{}) cannot be given with --{long} ({value}{}): the list replaces \
+             --base, --multiplier and --cap",
+            list.text,
+            source(origins, "delays").suffix("delays"),
+            source(origins, long).suffix(long),
+        );
+    }
+    let jitter = pick(layers, |s| s.jitter).map_or(Jitter::None, |v| v.0);
+    Policy::listed(&list.delays, jitter).map_err(|e| anyhow::anyhow!("--delays: {e}"))
+}
+
+/// The shape of the loop and the lock, from `--successes`, `--until-fail`, `--lock` and
+/// `--lock-wait`.
+///
+/// # Errors
+/// One line naming the flags at fault: `--successes` with `--until-fail`; `--until-fail` with
+/// `--reset-after`, `--retry-on`, `--stop-on` or `--budget` (which mean nothing when every
+/// failure ends the loop and the retries follow successes); `--lock-wait` on the command line
+/// without a lock.
+pub(super) fn from_cli(cli: &Cli, origins: &Origins) -> Result<(Shape, Option<LockSettings>)> {
+    let loops = &cli.loops;
+    let shape = match (loops.successes, loops.until_fail) {
+        (Some(n), true) => {
+            bail!("--successes ({n}) and --until-fail are two different loops: give one of them")
+        }
+        (_, true) => {
+            until_fail_alone(cli, origins)?;
+            Shape::UntilFail
+        }
+        (Some(n), false) if n >= 2 => Shape::Streak(n),
+        _ => Shape::Plain,
+    };
+    let lock = match (&cli.lock.lock, cli.lock.lock_wait) {
+        (Some(path), wait) => Some(LockSettings {
+            path: path.clone(),
+            wait: match wait {
+                Some(d) if is_unlimited(d) => Duration::MAX,
+                Some(d) => limit(d).unwrap_or(Duration::ZERO),
+                None => Duration::ZERO,
+            },
+        }),
+        // A RETRY_LOCK_WAIT exported for every run is no mistake of this one.
+        (None, Some(wait)) if !origins.is_env("lock_wait") => bail!(
+            "--lock-wait ({}) needs --lock PATH: there is no lock to wait for",
+            format_secs(wait)
+        ),
+        (None, _) => None,
+    };
+    Ok((shape, lock))
+}
+
+/// Refuses what `--until-fail` cannot go with, naming the flag and where it came from.
+fn until_fail_alone(cli: &Cli, origins: &Origins) -> Result<()> {
+    let why = |id: &str| match id {
+        "reset_after" => "whose runs are all successes until the last",
+        "budget" => "a retry budget counts retries of failures, and these retries follow successes",
+        _ => "every failure ends it",
+    };
+    let given = [
+        (
+            "reset_after",
+            "reset-after",
+            cli.stopping.reset_after.map(format_secs),
+        ),
+        (
+            "retry_on",
+            "retry-on",
+            cli.conditions.retry_on.as_ref().map(codes_text),
+        ),
+        (
+            "stop_on",
+            "stop-on",
+            cli.conditions.stop_on.as_ref().map(codes_text),
+        ),
+        (
+            "budget",
+            "budget",
+            cli.protect.budget.as_ref().map(ToString::to_string),
+        ),
+    ];
+    if let Some((id, long, Some(value))) = given.into_iter().find(|g| g.2.is_some()) {
+        bail!(
+            "--{long} ({value}{}) has no meaning with --until-fail: {}",
+            source(origins, id).suffix(long),
+            why(id)
+        );
+    }
+    Ok(())
+}
+
+/// A set of statuses as CODES writes them: `1,75,100-199`.
+fn codes_text(set: &CodeSet) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut code = 0u16;
+    while code <= 255 {
+        let first = code;
+        while code <= 255 && set.contains(code as u8) {
+            code += 1;
+        }
+        match code - first {
+            0 => code += 1,
+            1 => parts.push(first.to_string()),
+            _ => parts.push(format!("{first}-{}", code - 1)),
+        }
+    }
+    parts.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use clap::{CommandFactory, FromArgMatches};
+
+    /// Parses `args` without reading the environment, marking the ids in `from_env` as if
+    /// their values had come from `RETRY_<FLAG>` variables.
+    fn config(args: &[&str], from_env: &[&str]) -> Result<Config> {
+        let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
+        let matches = command
+            .try_get_matches_from(["retry", "--dry-run"].iter().chain(args))
+            .unwrap();
+        let mut origins = Origins::default();
+        from_env.iter().for_each(|id| origins.set_env(id));
+        Config::from_cli(Cli::from_arg_matches(&matches).unwrap(), &origins)
+    }
+
+    fn secs(list: &[u64]) -> Vec<Duration> {
+        list.iter().map(|&s| Duration::from_secs(s)).collect()
+    }
+
+    #[test]
+    fn delays_replace_the_formula_and_have_no_jitter_unless_asked() {
+        let c = config(&["--delays", "1s,5s,30s,2m"], &[]).unwrap();
+        assert_eq!(c.policy.delays(), Some(secs(&[1, 5, 30, 120])));
+        assert_eq!(c.policy.jitter(), Jitter::None);
+        let c = config(&["--delays", "1,2", "-j", "full"], &[]).unwrap();
+        assert_eq!(c.policy.jitter(), Jitter::Full);
+        // A preset's base, multiplier and cap give way; its jitter and retries stay.
+        let c = config(&["--preset", "aws", "--delays", "3"], &[]).unwrap();
+        assert_eq!(c.policy.delays(), Some(secs(&[3])));
+        assert_eq!(c.policy.jitter(), Jitter::Full);
+        assert_eq!(c.max_retries, Some(2));
+    }
+
+    #[test]
+    fn delays_with_base_multiplier_or_cap_is_one_error_naming_both() {
+        let e = config(&["--delays", "1s,5s", "-b", "2"], &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "--delays (1s,5s) cannot be given with --base (2.000s): the list replaces --base, \
+             --multiplier and --cap"
+        );
+        let e = config(&["--delays", "1", "-m", "3"], &["delays"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--delays (1 from RETRY_DELAYS) cannot be given with --multiplier (3)"),
+            "{e}"
+        );
+        let e = config(&["--delays", "1", "-c", "9"], &["cap"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--cap (9.000s from RETRY_CAP)"), "{e}");
+    }
+
+    #[test]
+    fn shapes_and_what_they_refuse() {
+        assert_eq!(config(&[], &[]).unwrap().shape, Shape::Plain);
+        assert_eq!(
+            config(&["--successes", "1"], &[]).unwrap().shape,
+            Shape::Plain
+        );
+        let c = config(&["--successes", "3", "-n", "4"], &[]).unwrap();
+        assert_eq!(c.shape, Shape::Streak(3));
+        assert_eq!(c.max_attempts(), Some(15));
+        let c = config(&["--until-fail", "-n", "200"], &[]).unwrap();
+        assert_eq!(c.shape, Shape::UntilFail);
+        assert_eq!(c.max_attempts(), Some(201));
+        for (args, from_env, says) in [
+            (
+                &["--successes", "2", "--until-fail"][..],
+                &[][..],
+                "--successes (2) and --until-fail are two different loops",
+            ),
+            (
+                &["--until-fail", "--reset-after", "1m"],
+                &["reset_after"],
+                "--reset-after (60.000s from RETRY_RESET_AFTER) has no meaning with --until-fail",
+            ),
+            (
+                &["--until-fail", "--retry-on", "1-3"],
+                &[],
+                "--retry-on (1-3) has no meaning with --until-fail: every failure ends it",
+            ),
+            (&["--until-fail", "--stop-on", "2"], &[], "--stop-on (2)"),
+            (&["--until-fail", "--budget", "k"], &[], "--budget (k)"),
+            (
+                &["--lock-wait", "5s"],
+                &[],
+                "--lock-wait (5.000s) needs --lock PATH",
+            ),
+        ] {
+            let e = config(args, from_env).unwrap_err().to_string();
+            assert!(e.starts_with(says), "{args:?}: {e}");
+        }
+        assert!(config(&["--lock-wait", "5s"], &["lock_wait"]).is_ok());
+        assert!(Shape::Streak(u64::MAX).attempts(u64::MAX) == u64::MAX);
+    }
+
+    #[test]
+    fn codes_read_as_written() {
+        let set: CodeSet = "1,75,100-199,255".parse().unwrap();
+        assert_eq!(codes_text(&set), "1,75,100-199,255");
+        assert_eq!(codes_text(&"0-255".parse().unwrap()), "0-255");
+    }
+
+    #[test]
+    fn lock_waits() {
+        let wait = |args: &[&str]| config(args, &[]).unwrap().lock.unwrap().wait;
+        assert_eq!(wait(&["--lock", "/l"]), Duration::ZERO);
+        assert_eq!(
+            wait(&["--lock", "/l", "--lock-wait", "2s"]),
+            Duration::from_secs(2)
+        );
+        assert_eq!(wait(&["--lock", "/l", "--lock-wait", "inf"]), Duration::MAX);
+        assert_eq!(wait(&["--lock", "/l", "--lock-wait", "0"]), Duration::ZERO);
+        assert_eq!(config(&[], &[]).unwrap().lock, None);
+    }
+}

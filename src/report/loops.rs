@@ -1,0 +1,275 @@
+//! What retry says about the loop shapes, the lock and `RETRY_ENV_FILE`: the policy of
+//! `--delays`, each success of a `--successes` streak and its end, each run of `--until-fail`
+//! and which one failed, waiting for `--lock` and finding it busy, the variables an attempt
+//! handed on; and their lines in `--dry-run`.
+//!
+//! JSON events: `streak` (a success of a streak not yet complete, with the wait before the next
+//! attempt), `success` with `successes` (the streak, once complete), `rerun` (a success of
+//! `--until-fail`, with the wait before the next run), `until_fail` (the end of it: `failed`
+//! with the run and its status, or `no_failure` with the runs and the reason), `lock`
+//! (`waiting`, `held` or `busy`, with the holder's pid when known), `env_file` (the names an
+//! attempt or hook set, never their values). The `start` event carries `delays`, `successes`,
+//! `until_fail` and `lock` when they are set.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{Reporter, describe, micros};
+use crate::backoff::Policy;
+use crate::config::{Config, LockSettings, Shape};
+use crate::duration::format_secs;
+use crate::process::Outcome;
+use crate::status::TEMP_FAIL;
+
+/// The curve of `policy` before jitter, for the `--verbose` start line: `base 1.000s,
+/// multiplier 2, cap 64.000s`, or `delays 1.000s,5.000s (the last repeating)`.
+pub(super) fn curve_text(policy: &Policy) -> String {
+    match policy.delays() {
+        Some(delays) => format!("delays {} (the last repeating)", list_text(&delays)),
+        None => format!(
+            "base {}, multiplier {}, cap {}",
+            format_secs(policy.base()),
+            policy.multiplier(),
+            format_secs(policy.cap())
+        ),
+    }
+}
+
+/// Delays as `1.000s,5.000s`.
+fn list_text(delays: &[Duration]) -> String {
+    delays
+        .iter()
+        .map(|&d| format_secs(d))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A lock wait as said: `inf` when without end.
+fn wait_text(wait: Duration) -> String {
+    if wait == Duration::MAX {
+        "inf".into()
+    } else {
+        format_secs(wait)
+    }
+}
+
+/// The loop's fields of the `start` event: `delays` (seconds), `successes`, `until_fail`,
+/// `lock`, each only when set.
+pub(super) fn start_fields(policy: &Policy, shape: Shape, lock: Option<&Path>) -> Value {
+    let mut fields = serde_json::Map::new();
+    if let Some(delays) = policy.delays() {
+        fields.insert(
+            "delays".into(),
+            delays.iter().map(|&d| micros(d)).collect::<Vec<_>>().into(),
+        );
+    }
+    match shape {
+        Shape::Streak(n) => {
+            fields.insert("successes".into(), n.into());
+        }
+        Shape::UntilFail => {
+            fields.insert("until_fail".into(), true.into());
+        }
+        Shape::Plain => {}
+    }
+    if let Some(path) = lock {
+        fields.insert("lock".into(), path.to_string_lossy().into());
+    }
+    Value::Object(fields)
+}
+
+impl Reporter {
+    /// Attempt `attempt` succeeded, the `successes`-th in a row of the `needed`; the next
+    /// attempt comes after `delay` (JSON: a `streak` event).
+    pub fn streak(&self, attempt: u64, successes: u64, needed: u64, delay: Duration) {
+        self.say(format_args!(
+            "{}: {} succeeded, {successes} of {needed} in a row; next attempt in {}",
+            self.attempt_label(attempt),
+            self.program,
+            format_secs(delay)
+        ));
+        self.emit(
+            "streak",
+            json!({
+                "attempt": attempt,
+                "successes": successes,
+                "needed": needed,
+                "delay": micros(delay),
+            }),
+        );
+    }
+
+    /// The streak is complete: attempt `attempt` was the `needed`-th success in a row (the
+    /// closing line; JSON: `success` with `successes`).
+    pub fn streak_done(&self, attempt: u64, needed: u64) {
+        let first = attempt.saturating_sub(needed - 1);
+        self.say(format_args!(
+            "{} succeeded {needed} times in a row, on attempts {first} to {}, after {}",
+            self.program,
+            self.attempt_label(attempt).trim_start_matches("attempt "),
+            format_secs(self.start.elapsed())
+        ));
+        self.emit(
+            "success",
+            json!({ "attempts": attempt, "status": 0, "successes": needed }),
+        );
+    }
+
+    /// `--until-fail`: run `attempt` succeeded and the next one comes after `delay` (JSON: a
+    /// `rerun` event).
+    pub fn rerun(&self, attempt: u64, delay: Duration) {
+        self.say(format_args!(
+            "{}: {} succeeded; running it again in {}",
+            self.run_label(attempt),
+            self.program,
+            format_secs(delay)
+        ));
+        self.emit(
+            "rerun",
+            json!({ "attempt": attempt, "delay": micros(delay) }),
+        );
+    }
+
+    /// `--until-fail`: run `attempt` failed as `outcome` says (the closing line, printed even
+    /// with `--quiet`, as an error is; JSON: `until_fail` with `failed`).
+    pub fn until_fail_failed(&self, attempt: u64, outcome: &Outcome, output_failed: bool) {
+        let mut how = describe(&self.program, outcome);
+        if output_failed {
+            how.push_str(" but its output matched --retry-if-output");
+        }
+        let line = format!(
+            "failed on {} after {}: {how}",
+            self.run_label(attempt),
+            format_secs(self.start.elapsed())
+        );
+        if !self.json() {
+            super::write_line(&format!("retry: {line}"));
+        }
+        let status = if output_failed { 1 } else { outcome.status() };
+        if self.json() {
+            super::emit_json(
+                "until_fail",
+                self.start.elapsed(),
+                self.run_id.as_deref(),
+                json!({ "outcome": "failed", "attempt": attempt, "status": status }),
+            );
+        }
+    }
+
+    /// `--until-fail` ends without a failure after `runs` runs, for `why` (the closing line;
+    /// JSON: `until_fail` with `no_failure`).
+    pub fn until_fail_none(&self, runs: u64, why: &str) {
+        let s = if runs == 1 { "" } else { "s" };
+        self.say(format_args!(
+            "no failure in {runs} run{s} after {}: {why}",
+            format_secs(self.start.elapsed())
+        ));
+        self.emit(
+            "until_fail",
+            json!({ "outcome": "no_failure", "runs": runs, "reason": why, "status": 0 }),
+        );
+    }
+
+    /// `run 4 of 201`, as `--until-fail` numbers its attempts.
+    fn run_label(&self, attempt: u64) -> String {
+        self.attempt_label(attempt).replacen("attempt", "run", 1)
+    }
+
+    /// `--lock PATH` is held by another run (pid `holder`, when PATH names one): waiting up to
+    /// `wait` ([`Duration::MAX`]: without end) for it (JSON: `lock` with `waiting`).
+    pub fn lock_waiting(&self, path: &Path, holder: Option<u32>, wait: Duration) {
+        let by = holder.map_or("another run".to_string(), |pid| format!("pid {pid}"));
+        let up_to = if wait == Duration::MAX {
+            "as long as it takes".to_string()
+        } else {
+            format!("up to {}", format_secs(wait))
+        };
+        self.say(format_args!(
+            "--lock {} is held by {by}: waiting {up_to}",
+            path.display()
+        ));
+        self.emit(
+            "lock",
+            json!({ "state": "waiting", "path": path.to_string_lossy(), "holder": holder }),
+        );
+    }
+
+    /// The run holds `--lock PATH`, after waiting `waited` (a text line only with
+    /// `--verbose`; JSON: `lock` with `held`).
+    pub fn lock_held(&self, path: &Path, waited: Duration) {
+        if self.verbose() {
+            self.say(format_args!(
+                "holding --lock {} (waited {})",
+                path.display(),
+                format_secs(waited)
+            ));
+        }
+        self.emit(
+            "lock",
+            json!({ "state": "held", "path": path.to_string_lossy(), "waited": micros(waited) }),
+        );
+    }
+
+    /// `--lock PATH` stayed busy: the run ends with 75 without running the command, for `why`
+    /// (one line; JSON: `lock` with `busy`).
+    pub fn lock_busy(&self, path: &Path, holder: Option<u32>, why: &str) {
+        self.say(format_args!(
+            "{why}: not running {} (status {TEMP_FAIL})",
+            self.program
+        ));
+        self.emit(
+            "lock",
+            json!({
+                "state": "busy",
+                "path": path.to_string_lossy(),
+                "holder": holder,
+                "reason": why,
+                "status": TEMP_FAIL,
+            }),
+        );
+    }
+
+    /// `after` (`attempt 3`, `--on-retry`) set or changed these variables through
+    /// `RETRY_ENV_FILE` (names only, never values; a text line only with `--verbose`; JSON:
+    /// `env_file`).
+    pub fn env_file_set(&self, after: &str, names: &[String]) {
+        if self.verbose() {
+            self.say(format_args!(
+                "{after} set {} through RETRY_ENV_FILE, for the attempts and hooks that follow",
+                names.join(", ")
+            ));
+        }
+        self.emit("env_file", json!({ "after": after, "set": names }));
+    }
+}
+
+/// The lines `--dry-run` adds after its table for the loop's shape and lock, if any.
+///
+/// # Errors
+/// Write errors from `out`.
+pub fn dry_run_loop<W: Write>(out: &mut W, config: &Config) -> io::Result<()> {
+    match config.shape {
+        Shape::Streak(n) => writeln!(
+            out,
+            "successes: {n} in a row, each {} after the last (the first delay, without \
+             jitter); the retries above follow failures",
+            format_secs(config.policy.base())
+        )?,
+        Shape::UntilFail => writeln!(
+            out,
+            "until-fail: the retries above follow successes; the first failure ends the run"
+        )?,
+        Shape::Plain => {}
+    }
+    if let Some(LockSettings { path, wait }) = &config.lock {
+        let waiting = match *wait {
+            Duration::ZERO => "not waiting if another run holds it".to_string(),
+            w => format!("waiting up to {} if another run holds it", wait_text(w)),
+        };
+        writeln!(out, "lock: {}, {waiting}", path.display())?;
+    }
+    out.flush()
+}
