@@ -47,6 +47,11 @@ fn list_text(delays: &[Duration]) -> String {
         .join(",")
 }
 
+/// A path as retry's lines show it: escaped, so that a newline in it cannot forge a line.
+fn shown(path: &Path) -> String {
+    super::escape(&path.display().to_string())
+}
+
 /// A lock wait as said: `inf` when without end.
 fn wait_text(wait: Duration) -> String {
     if wait == Duration::MAX {
@@ -189,7 +194,7 @@ impl Reporter {
         };
         self.say(format_args!(
             "--lock {} is held by {by}: waiting {up_to}",
-            path.display()
+            shown(path)
         ));
         self.emit(
             "lock",
@@ -203,7 +208,7 @@ impl Reporter {
         if self.verbose() {
             self.say(format_args!(
                 "holding --lock {} (waited {})",
-                path.display(),
+                shown(path),
                 format_secs(waited)
             ));
         }
@@ -230,6 +235,18 @@ impl Reporter {
                 "status": TEMP_FAIL,
             }),
         );
+    }
+
+    /// `RETRY_ENV_FILE` cannot be offered to the attempts, for `why` (a text line only with
+    /// `--verbose`; JSON: `env_file` with `unavailable`).
+    pub fn env_file_unavailable(&self, why: &str) {
+        if self.verbose() {
+            self.say(format_args!(
+                "RETRY_ENV_FILE is not offered to the attempts: {}",
+                super::escape(why)
+            ));
+        }
+        self.emit("env_file", json!({ "unavailable": why }));
     }
 
     /// `after` (`attempt 3`, `--on-retry`) set or changed these variables through
@@ -269,7 +286,7 @@ pub fn dry_run_loop<W: Write>(out: &mut W, config: &Config) -> io::Result<()> {
             Duration::ZERO => "not waiting if another run holds it".to_string(),
             w => format!("waiting up to {} if another run holds it", wait_text(w)),
         };
-        writeln!(out, "lock: {}, {waiting}", path.display())?;
+        writeln!(out, "lock: {}, {waiting}", shown(path))?;
     }
     out.flush()
 }

@@ -4,15 +4,20 @@
 
 use super::Supervisor;
 use crate::env_file::{EnvFile, VARIABLE};
-use crate::report::Reporter;
+use crate::report::{Reporter, escape};
 
-/// The run's `RETRY_ENV_FILE` in retry's own directory, or `None` (with one warning) when that
-/// directory cannot be used: the attempts then run without the variable.
+/// The most lines of one read of the file reported one by one; the rest are counted in one more
+/// line, so that an attempt writing a flood of malformed lines does not flood stderr.
+pub(super) const MAX_WARNINGS: usize = 5;
+
+/// The run's `RETRY_ENV_FILE` in retry's own directory, or `None` when that directory cannot be
+/// used (a read-only or foreign `$TMPDIR`): the attempts then run without the variable, and
+/// only `--verbose` says why, since a run that does not use it must not change.
 pub(super) fn open(run_id: &str, reporter: &Reporter) -> Option<EnvFile> {
     match EnvFile::open(&crate::budget::default_dir(), run_id) {
         Ok(file) => Some(file),
         Err(why) => {
-            reporter.warning(&format!("{VARIABLE} is not offered to the attempts: {why}"));
+            reporter.env_file_unavailable(&why);
             None
         }
     }
@@ -28,7 +33,8 @@ impl Supervisor<'_> {
             return Vec::new();
         };
         if !first && let Err(why) = file.create() {
-            self.reporter.warning(&format!("{VARIABLE}: {why}"));
+            self.reporter
+                .warning(&escape(&format!("{VARIABLE}: {why}")));
         }
         let mut env = vec![(VARIABLE.to_string(), file.path().display().to_string())];
         env.extend(file.vars().iter().cloned());
@@ -42,8 +48,17 @@ impl Supervisor<'_> {
             Some(file) => file.absorb(),
             None => return,
         };
-        for warning in &absorbed.warnings {
-            self.reporter.warning(warning);
+        for warning in absorbed.warnings.iter().take(MAX_WARNINGS) {
+            // The path comes from $TMPDIR: escaped, so that a newline cannot forge a line.
+            self.reporter.warning(&escape(warning));
+        }
+        if let Some(more) = absorbed.warnings.len().checked_sub(MAX_WARNINGS)
+            && more > 0
+        {
+            self.reporter.warning(&format!(
+                "{VARIABLE}: {more} more problem{} after {after} not shown",
+                if more == 1 { "" } else { "s" }
+            ));
         }
         if !absorbed.set.is_empty() {
             self.reporter.env_file_set(after, &absorbed.set);

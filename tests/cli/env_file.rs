@@ -165,3 +165,53 @@ fn a_fifo_a_symlink_or_a_flood_in_its_place_is_refused_without_hanging() {
     // One line of 3 MB: longer than a program can be given, so not set.
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "0\n");
 }
+
+#[test]
+fn a_flood_of_bad_lines_is_a_few_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let attempt = r#"test "$RETRY_ATTEMPT" = 2 && exit 0;
+        i=0; while [ $i -lt 1000 ]; do echo "bad line $i"; i=$((i+1)); done >> "$RETRY_ENV_FILE";
+        exit 1"#;
+    let out = retry_in(dir.path())
+        .args(["-b", "0", "-n", "1", "-q", "--", "sh", "-c", attempt])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 6, "{stderr}");
+    assert!(
+        stderr.ends_with("RETRY_ENV_FILE: 995 more problems after attempt 1 not shown\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_run_where_the_file_cannot_be_offered_goes_on_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    // $TMPDIR a regular file: retry's own directory cannot be made in it.
+    let not_dir = dir.path().join("file");
+    std::fs::write(&not_dir, "").unwrap();
+    let cmd = r#"echo "[${RETRY_ENV_FILE-unset}]"; test "$RETRY_ATTEMPT" = 2"#;
+    retry()
+        .env("TMPDIR", &not_dir)
+        .env_remove("XDG_RUNTIME_DIR")
+        .args(["-b", "0", "-n", "1", "-q", "--", "sh", "-c", cmd])
+        .assert()
+        .success()
+        .stdout("[unset]\n[unset]\n")
+        .stderr("");
+    let out = retry()
+        .env("TMPDIR", &not_dir)
+        .env_remove("XDG_RUNTIME_DIR")
+        .args(["-v", "--", "true"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("RETRY_ENV_FILE is not offered to the attempts"),
+        "{stderr}"
+    );
+}

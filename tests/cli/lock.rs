@@ -336,3 +336,43 @@ fn lock_events_say_waiting_held_and_busy() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains(r#""state":"held""#), "{stderr}");
 }
+
+#[test]
+fn a_newline_in_the_path_cannot_forge_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (lock, held, release) = (
+        dir.path().join("a\nretry: forged"),
+        dir.path().join("held"),
+        dir.path().join("release"),
+    );
+    let mut first = holder(&lock, &held, &release);
+    let out = retry()
+        .arg("--lock")
+        .arg(&lock)
+        .args(["--lock-wait", "0.05", "--", "true"])
+        .assert()
+        .code(75)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert!(
+        stderr.lines().all(|l| l.contains(r"a\nretry: forged")),
+        "{stderr}"
+    );
+    std::fs::write(&release, "").unwrap();
+    assert_eq!(wait_with_limit(&mut first).code(), Some(0));
+    let out = retry()
+        .arg("--lock")
+        .arg(&lock)
+        .args(["--dry-run", "--", "true"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains(r"a\nretry: forged, not waiting"),
+        "{stdout}"
+    );
+}
