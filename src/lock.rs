@@ -6,9 +6,10 @@
 //! descriptor is close-on-exec, so no attempt or hook inherits it: a daemon an attempt leaves
 //! running does not keep the lock. PATH is opened as the budget store opens its files: without
 //! following a symlink, without waiting (a FIFO put there would hold an open), and only a
-//! regular file owned by this user is accepted; a missing PATH is created 0600. An existing
-//! PATH that cannot be opened for writing (a read-only file system) is locked read-only, and
-//! then holds no pid. Local file systems only: `flock` over NFS is not reliable.
+//! regular file owned by this user and not writable by others is accepted; a missing PATH is
+//! created 0600. An existing PATH that cannot be opened for writing (a read-only file system)
+//! is locked read-only, and then holds no pid. Local file systems only: `flock` over NFS is
+//! not reliable.
 //!
 //! When another run holds it: a wait up to a time limit, within the rule of
 //! [`crate::signals`]: a helper thread blocks in `flock(2)`, which the kernel wakes as soon as
@@ -17,7 +18,8 @@
 //! lock is free when many runs take it in turn, as `crate::budget::file_store` found).
 //!
 //! The holder writes its pid into PATH once it holds the lock, so that a run that finds it
-//! busy can name the holder. retry never removes PATH: a run that found it removed while
+//! busy can name the holder; only into an empty PATH or one holding a pid, never over other
+//! content (`flock -n "$0"` users lock the script itself). retry never removes PATH: a run that found it removed while
 //! another held it would take a new lock beside the old one. A run that gets the lock on a
 //! file that was removed or replaced meanwhile (by another program) takes it again on the file
 //! now at PATH.
@@ -178,6 +180,13 @@ fn refusal(meta: &std::fs::Metadata) -> Result<(), String> {
             meta.uid()
         ));
     }
+    // As the budget store's files: another user who may write it could put a false pid in it.
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "is writable by others (mode {:o}); refused",
+            meta.mode() & 0o7777
+        ));
+    }
     Ok(())
 }
 
@@ -189,9 +198,21 @@ fn still_at(path: &Path, locked: &Flock<File>) -> bool {
     (held.dev(), held.ino()) == (now.dev(), now.ino())
 }
 
-/// Writes this process's pid into the lock file, replacing what was there. A failure only
-/// costs the next run the holder's pid in its message.
+/// The longest content of a lock file that retry replaces with its pid: a pid and a newline.
+/// Anything else is the user's (cron users often lock the script itself, as `flock -n "$0"`
+/// does), and is never touched.
+const MAX_PID_FILE_BYTES: u64 = 24;
+
+/// Writes this process's pid into the lock file, if it is empty or holds only a pid (a former
+/// holder's): never over anything else. A failure only costs the next run the holder's pid in
+/// its message.
 fn write_pid(file: &File) {
+    let Ok(meta) = file.metadata() else {
+        return;
+    };
+    if meta.len() > MAX_PID_FILE_BYTES || (meta.len() > 0 && read_pid(file).is_none()) {
+        return;
+    }
     let text = format!("{}\n", std::process::id());
     if nix::unistd::ftruncate(file.as_fd(), 0).is_ok() {
         let _ = file.write_all_at(text.as_bytes(), 0);
@@ -255,6 +276,31 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_file_with_other_content_is_locked_but_never_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("script.sh");
+        let script = "#!/bin/sh\necho the user's own file\n";
+        std::fs::write(&path, script).unwrap();
+        let held = take(&path, None, |_| {}).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), script);
+        assert_eq!(
+            take(&path, Some(Instant::now()), |_| {}).unwrap_err(),
+            Refused::Busy { holder: None }
+        );
+        drop(held);
+        // A short file that is no pid is kept too; a former holder's pid is replaced.
+        std::fs::write(&path, "x\n").unwrap();
+        drop(take(&path, None, |_| {}).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "x\n");
+        std::fs::write(&path, "12345\n").unwrap();
+        drop(take(&path, None, |_| {}).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{}\n", std::process::id())
+        );
+    }
+
+    #[test]
     fn what_is_no_lock_file_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
         let now = Some(Instant::now());
@@ -273,6 +319,10 @@ mod tests {
         let fifo = tmp.path().join("fifo");
         nix::unistd::mkfifo(&fifo, Mode::from_bits_truncate(0o600)).unwrap();
         assert_eq!(failed(&fifo), "is not a regular file; refused");
+        let open = tmp.path().join("open.lock");
+        std::fs::write(&open, "").unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o664)).unwrap();
+        assert_eq!(failed(&open), "is writable by others (mode 664); refused");
         assert_eq!(
             failed(&tmp.path().join("missing/job.lock")),
             "cannot create: its directory does not exist"

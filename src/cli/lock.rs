@@ -22,7 +22,9 @@ pub struct LockArgs {
     /// retry takes flock(2) LOCK_EX on PATH (created 0600 if missing; refused if it is a
     /// symlink, not a regular file, owned by another user or writable by others) before
     /// anything else, holds it across every attempt, wait and hook, and releases it when it
-    /// ends (the kernel releases it too if retry is killed). PATH then holds the holder's pid.
+    /// ends (the kernel releases it too if retry is killed). PATH then holds the holder's pid,
+    /// if it was empty or held a pid: any other content (a script locking itself) is never
+    /// written over.
     /// If another run holds it, retry waits up to --lock-wait, then exits 75 without running
     /// the command, with one line naming PATH and the holder's pid. Attempts and hooks do not
     /// inherit the lock: a daemon an attempt leaves running does not keep it. retry never
