@@ -96,10 +96,11 @@ pub const EXIT_STATUSES: &[ExitStatus] = &[
     },
     ExitStatus {
         status: "75",
-        short: "the retry budget refused the run; the command did not run",
+        short: "the retry budget or --lock refused the run; the command did not run",
         long: "The run's --budget refused it before its first attempt (EX_TEMPFAIL, \"try \
                again later\"): the circuit breaker is open or another run is probing it, or \
-               the shared cooldown lasts past --deadline or --max-hint. The command did not run.",
+               the shared cooldown lasts past --deadline or --max-hint; or another run held \
+               --lock past --lock-wait. The command did not run.",
     },
     ExitStatus {
         status: "124, 137",

@@ -140,7 +140,7 @@ fn sections(command: &clap::Command) -> Roff {
         [bold("RETRY_MAX_ATTEMPTS")],
         "Set by retry in each attempt's environment: the number of attempts in all \
          (--max-retries plus one; after a --reset-after reset at attempt K, K plus \
-         --max-retries), empty when unlimited.",
+         --max-retries; with --successes N, N times as many), empty when unlimited.",
     );
     item(
         &mut r,
@@ -155,6 +155,15 @@ fn sections(command: &clap::Command) -> Roff {
         [bold("RETRY_TIME_LEFT")],
         "Set by retry for each attempt and hook: the seconds left until --deadline when it \
          starts (three decimals), empty without a deadline.",
+    );
+    item(
+        &mut r,
+        [bold("RETRY_ENV_FILE")],
+        "Set by retry for each attempt and hook: a file private to the run (0600, removed when \
+         it ends). NAME=VALUE lines, and NAME<<DELIMITER values of several lines, appended to \
+         it are set in the environment of every later attempt and hook, as GitHub Actions' \
+         GITHUB_ENV; names starting with RETRY_ are refused with a warning, a malformed line \
+         is reported with its number and skipped.",
     );
     item(
         &mut r,

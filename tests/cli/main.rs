@@ -35,6 +35,7 @@ mod loops;
 mod outcomes;
 mod pipeline;
 mod readme;
+mod readme_loops;
 mod run_context;
 mod security;
 mod signals;

@@ -32,6 +32,12 @@ const USED: &[(&str, &str)] = &[
     ("readme-test", "failure-rate-table"),
     ("readme-test", "failure-rate-chart"),
     ("readme-test", "cron-budget"),
+    // Run by readme_loops.rs.
+    ("readme-test", "loops-delays"),
+    ("readme-test", "loops-successes"),
+    ("readme-test", "loops-until-fail"),
+    ("readme-test", "loops-lock"),
+    ("readme-test", "loops-env-file"),
 ];
 
 /// The marker kinds: an example, and the output an example shows.
@@ -195,7 +201,7 @@ fn marked(kind: &str, name: &str) -> &'static Block {
 }
 
 /// The code block marked `<!-- readme-test: name -->`.
-fn example(name: &str) -> String {
+pub(crate) fn example(name: &str) -> String {
     marked("readme-test", name).text.clone()
 }
 
@@ -307,7 +313,7 @@ fn bin_dir() -> PathBuf {
 
 /// Runs `script` with `sh -c` in `dir`, `retry` first on PATH, the caller's `RETRY_*`,
 /// `GITHUB_*` and proxy variables removed and `env` added; kills it after the hang limit.
-fn sh(script: &str, dir: &Path, env: &[(&str, String)]) -> Output {
+pub(crate) fn sh(script: &str, dir: &Path, env: &[(&str, String)]) -> Output {
     let path = format!("{}:{}", bin_dir().display(), std::env::var("PATH").unwrap());
     let mut cmd = Command::new("sh");
     cmd.args(["-c", script])
