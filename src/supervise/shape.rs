@@ -108,7 +108,14 @@ impl Supervisor<'_> {
         self.budget_streak_goes_on();
         let delay = self.config.policy.base();
         let wake = Instant::now().checked_add(delay);
-        let short = |why: &str| format!("{why} after {current} of {needed} successes in a row");
+        // The closing line names the longest streak (`with_streak`): the current one only when
+        // it is shorter.
+        let short = |why: &str| match streak.longest.get() {
+            longest if longest > current => {
+                format!("{why} after {current} of {needed} successes in a row")
+            }
+            _ => why.to_string(),
+        };
         if self.deadline_passed() {
             let why = short("the deadline has passed");
             return Turn::End(self.give_up(attempt, &why, Exit::Code(TIMED_OUT)));

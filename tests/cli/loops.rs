@@ -231,6 +231,24 @@ fn a_streak_never_complete_gives_up_with_the_last_status_and_the_longest_streak(
 }
 
 #[test]
+fn a_streak_the_deadline_cuts_short_ends_124_naming_the_streak_once() {
+    let out = retry()
+        .args(["--successes", "3", "-b", "30s", "-d", "20s", "--", "true"])
+        .assert()
+        .code(124)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.ends_with(
+            "retry: giving up after 1 attempt: the next wait (30.000s) would end at or past the \
+             deadline; the longest streak was 1 of 3 successes in a row\n"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn streak_events_say_how_many_successes_in_a_row() {
     let cmd = script(&[0, 1, 0, 0]);
     let (code, _, ev) = events(&[
