@@ -12,8 +12,9 @@ pub struct HookArgs {
     ///
     /// Runs after a failed attempt, before the wait, with RETRY_ATTEMPT (the attempt that
     /// failed), RETRY_MAX_ATTEMPTS, RETRY_LAST_STATUS, RETRY_DELAY (seconds, three decimals),
-    /// RETRY_RUN_ID and RETRY_TIME_LEFT added to the inherited environment. Its stdout goes to
-    /// retry's stderr, its stdin is /dev/null. A failing hook is reported; retrying goes on
+    /// RETRY_RUN_ID, RETRY_TIME_LEFT and RETRY_ENV_FILE added to the inherited environment (and
+    /// what earlier attempts and hooks appended to RETRY_ENV_FILE). Its stdout goes to retry's
+    /// stderr, its stdin is /dev/null. A failing hook is reported; retrying goes on
     /// unless --on-retry-fail stop.
     #[arg(long, value_name = "CMD")]
     pub on_retry: Option<String>,
@@ -27,9 +28,9 @@ pub struct HookArgs {
 
     /// Run CMD with `sh -c` once, when giving up
     ///
-    /// With RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_LAST_STATUS, RETRY_RUN_ID and
-    /// RETRY_TIME_LEFT added to the inherited environment; its stdout goes to retry's stderr. Not run on success, nor when a signal
-    /// stops retry. Its own status does not change retry's.
+    /// With RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_LAST_STATUS, RETRY_RUN_ID, RETRY_TIME_LEFT
+    /// and RETRY_ENV_FILE added to the inherited environment; its stdout goes to retry's stderr.
+    /// Not run on success, nor when a signal stops retry. Its own status does not change retry's.
     #[arg(long, value_name = "CMD")]
     pub on_give_up: Option<String>,
 }

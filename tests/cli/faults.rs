@@ -445,7 +445,7 @@ fn term_at(delay: Duration) -> Landed {
         _ => panic!("TERM after {delay:?}: unexpected {status:?}, trapped {trapped:?}"),
     };
     wait_none_running(&tag);
-    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+    let left = crate::helpers::tmp_left(tmp.path());
     assert!(left.is_empty(), "temporary files left: {left:?}");
     // No attempt started after retry ended.
     let attempts = std::fs::read_to_string(&pids).unwrap_or_default();

@@ -8,6 +8,7 @@ pub mod jammed;
 pub mod proc;
 pub mod pty;
 
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -130,4 +131,23 @@ pub fn refuses(args: &[&str], needles: &[&str]) -> String {
 /// `needles`.
 pub fn refuses_env(vars: &[(&str, &str)], args: &[&str], needles: &[&str]) -> String {
     refused(retry().envs(vars.iter().copied()).args(args), needles)
+}
+
+/// What a run left in `tmpdir` (its `TMPDIR`), but for retry's own directory `retry-UID`, which
+/// is kept (mode 0700) as long as it is empty: `RETRY_ENV_FILE` files live there and each run
+/// removes its own.
+pub fn tmp_left(tmpdir: &Path) -> Vec<std::path::PathBuf> {
+    // SAFETY: geteuid has no preconditions and cannot fail (POSIX).
+    let own = format!("retry-{}", unsafe { libc::geteuid() });
+    std::fs::read_dir(tmpdir)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let empty = std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none());
+            let private = std::fs::symlink_metadata(path)
+                .is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o777 == 0o700);
+            !(path.file_name() == Some(own.as_ref()) && empty && private)
+        })
+        .collect()
 }

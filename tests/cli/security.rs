@@ -185,10 +185,12 @@ fn open_files_in(pid: u32, tmpdir: &Path) -> Vec<(String, u32)> {
     fds.flatten()
         .filter_map(|fd| {
             let target = std::fs::read_link(fd.path()).ok()?;
-            if !target.starts_with(&tmpdir) {
+            // Files only: retry's own directory (RETRY_ENV_FILE's) may be open too.
+            let meta = std::fs::metadata(fd.path()).ok()?;
+            if !target.starts_with(&tmpdir) || meta.is_dir() {
                 return None;
             }
-            let mode = std::fs::metadata(fd.path()).ok()?.permissions().mode();
+            let mode = meta.permissions().mode();
             Some((target.to_string_lossy().into_owned(), mode & 0o7777))
         })
         .collect()
@@ -226,7 +228,7 @@ fn assert_private_and_unlinked(files: &[(String, u32)], tmpdir: &Path) {
         assert_eq!(*mode, 0o600, "{target} has mode {mode:o}");
         assert!(target.ends_with(" (deleted)"), "{target} is not unlinked");
     }
-    let left: Vec<_> = std::fs::read_dir(tmpdir).unwrap().flatten().collect();
+    let left = crate::helpers::tmp_left(tmpdir);
     assert!(left.is_empty(), "files left in TMPDIR: {left:?}");
 }
 
