@@ -107,20 +107,23 @@ fn the_file_is_private_and_removed_after_giving_up() {
 #[test]
 fn the_file_is_removed_when_term_stops_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    let seen = dir.path().join("seen");
+    let (seen, err) = (dir.path().join("seen"), dir.path().join("err"));
     let mut child = retry_std()
         .env("TMPDIR", dir.path())
         .env_remove("XDG_RUNTIME_DIR")
-        .args(["-b", "1h", "-c", "1h", "-j", "none", "-q", "--", "sh", "-c"])
+        .args(["-b", "1h", "-c", "1h", "-j", "none", "--", "sh", "-c"])
         .arg(format!(
             "echo A=1 >> \"$RETRY_ENV_FILE\"; echo \"$RETRY_ENV_FILE\" > {}; exit 1",
             seen.display()
         ))
+        .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
     let path = wait_for_lines(&seen, 1);
     assert!(Path::new(path.trim()).exists());
-    // Now in the hour's wait.
+    // Now in the hour's wait: the attempt has ended.
+    let line = wait_for_lines(&err, 1);
+    assert!(line.contains("retrying in 3600.000s"), "{line}");
     send(child.id(), libc::SIGTERM);
     assert_eq!(wait_with_limit(&mut child).signal(), Some(libc::SIGTERM));
     assert!(!Path::new(path.trim()).exists(), "{path}");
