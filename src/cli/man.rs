@@ -145,10 +145,11 @@ fn sections(command: &clap::Command) -> Roff {
     item(
         &mut r,
         [bold("RETRY_RUN_ID")],
-        "Set by retry for each attempt and hook: 128 random bits in hex, the same for every \
-         attempt of one run, new for every run; also the run_id of every JSON event. Send it \
-         as an Idempotency-Key header (IETF draft-ietf-httpapi-idempotency-key-header) so that \
-         a server can tell a retried request from a new one.",
+        "Set by retry for each attempt and hook: a random UUID (version 4, RFC 9562) in its \
+         canonical form, the same for every attempt of one run, new for every run; also the \
+         run_id of every JSON event. Send it as an \
+         Idempotency-Key header (IETF draft-ietf-httpapi-idempotency-key-header) so that a \
+         server can tell a retried request from a new one, or as a healthchecks.io rid.",
     );
     item(
         &mut r,

@@ -6,17 +6,22 @@ use std::time::Instant;
 use super::Supervisor;
 use crate::duration::format_secs;
 
-/// A new run id: 128 random bits from the operating system ([`crate::entropy::seed`], twice),
-/// as 32 lowercase hex digits.
-/// Unique per run, the same for every attempt of it: the value for an `Idempotency-Key` header
-/// (<https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/>), so a server
-/// can tell a retried request from a new one.
+/// A new run id: a version 4 UUID (RFC 9562, section 5.4,
+/// <https://www.rfc-editor.org/rfc/rfc9562#name-uuid-version-4>) in its canonical text form,
+/// `xxxxxxxx-xxxx-4xxx-Nxxx-xxxxxxxxxxxx` in lowercase hex, from 128 random bits of the operating
+/// system ([`crate::entropy::seed`], twice) with the version and variant bits set by the `uuid`
+/// crate. Unique per run, the same for every attempt of it: the value for an `Idempotency-Key`
+/// header (<https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/>), so a
+/// server can tell a retried request from a new one, a healthchecks.io `rid`, and the trace's
+/// `retry.run_id`.
 pub(super) fn new_run_id() -> String {
-    format!(
-        "{:016x}{:016x}",
-        crate::entropy::seed(),
-        crate::entropy::seed()
-    )
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&crate::entropy::seed().to_le_bytes());
+    bytes[8..].copy_from_slice(&crate::entropy::seed().to_le_bytes());
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
 }
 
 impl Supervisor<'_> {
@@ -45,14 +50,23 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn run_ids_are_128_bits_of_hex_and_differ() {
+    fn run_ids_are_version_4_uuids_and_differ() {
         let (a, b) = (new_run_id(), new_run_id());
-        assert_eq!(a.len(), 32);
-        assert!(
-            a.bytes()
-                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-        );
         assert_ne!(a, b);
+        for id in [&a, &b] {
+            let parsed = uuid::Uuid::parse_str(id).unwrap();
+            assert_eq!(parsed.get_version_num(), 4, "{id}");
+            assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122, "{id}");
+            // The canonical form: 8-4-4-4-12 lowercase hex digits.
+            assert_eq!(id.len(), 36);
+            let groups: Vec<usize> = id.split('-').map(str::len).collect();
+            assert_eq!(groups, [8, 4, 4, 4, 12]);
+            assert!(
+                id.bytes()
+                    .all(|c| c == b'-' || c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+            );
+            assert_eq!(&id[14..15], "4");
+        }
     }
 
     #[test]

@@ -562,10 +562,12 @@ fn the_idempotency_key_example_sends_one_key_and_body_for_every_attempt() {
     assert!(out.status.success(), "{out:?}");
     let seen = seen.join().unwrap();
     assert_eq!(seen.len(), 2, "{seen:?}");
-    // One key for both attempts: 128 bits in hex; the same body each time.
+    // One key for both attempts: a version 4 UUID; the same body each time.
     let key = seen[0].0.clone().unwrap();
     assert!(
-        key.len() == 32 && key.chars().all(|c| c.is_ascii_hexdigit()),
+        key.len() == 36
+            && key.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
+            && key.as_bytes()[14] == b'4',
         "{key}"
     );
     assert!(

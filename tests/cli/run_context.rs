@@ -57,9 +57,23 @@ fn the_run_id_is_the_same_for_a_run_and_new_for_the_next() {
     let who: Vec<&str> = a.iter().map(|(w, _)| w.as_str()).collect();
     assert_eq!(who, ["attempt", "hook", "attempt", "hook", "attempt"]);
     let id = &a[0].1;
-    assert_eq!(id.len(), 32, "{id}");
+    // A version 4 UUID in its canonical form (RFC 9562): 8-4-4-4-12 lowercase hex digits,
+    // version 4, variant 10xx.
+    let groups: Vec<&str> = id.split('-').collect();
+    assert_eq!(
+        groups.iter().map(|g| g.len()).collect::<Vec<_>>(),
+        [8, 4, 4, 4, 12],
+        "{id}"
+    );
     assert!(
-        id.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')),
+        groups
+            .iter()
+            .all(|g| g.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))),
+        "{id}"
+    );
+    assert!(groups[2].starts_with('4'), "{id}");
+    assert!(
+        matches!(groups[3].as_bytes()[0], b'8' | b'9' | b'a' | b'b'),
         "{id}"
     );
     assert!(a.iter().all(|(_, i)| i == id), "{a:?}");
