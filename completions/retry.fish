@@ -44,6 +44,8 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l budget-token-ratio
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l budget-refill -d 'Give one token back every DURATION, whatever the attempts do [default: never]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l lock -d 'Run only while holding an exclusive lock on PATH, for cron jobs' -r -F
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l lock-wait -d 'How long to wait for --lock when another run holds it [default: 0]' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l metrics-file -d 'Write how the run ended to PATH, for Prometheus (node_exporter textfile)' -r -F
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l metrics-job -d 'The job label of --metrics-file [default: the command\'s file name]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l simulate -d 'Simulate CLIENTS clients contending for one server (or, with --model failure-rate, CLIENTS requests to a failing service); runs no COMMAND' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l runs -d 'Runs averaged per point of the simulation [default: 100]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l model -d 'What the simulated clients contend for: occ, rate-limit or failure-rate [default: occ]' -r -f -a "occ\t'One row under optimistic concurrency, as the published simulator'
@@ -61,6 +63,7 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l dry-run -d 'Print 
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s q -l quiet -d 'Silence retry\'s own progress lines (never its errors)'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s v -l verbose -d 'More detail: the command\'s arguments, each attempt\'s start and duration, the seed'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l no-github -d 'Tell GitHub Actions nothing: no annotation, no step outputs'
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l trace-args -d 'Record the command\'s arguments in the trace (process.command_args)'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s V -l version -d 'Print version'
 
@@ -83,7 +86,7 @@ function __fish_retry_command
                 set -e words[1]
                 break
             # The flags that take a value, from the clap definition.
-            case --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --successes --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --log-format --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --simulate --runs --model --capacity --failure-rate --plot
+            case --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --successes --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --log-format --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --metrics-file --metrics-job --simulate --runs --model --capacity --failure-rate --plot
                 set -e words[1]
                 set -q words[1]; or return 1
             case '-?*'

@@ -143,6 +143,8 @@ pub struct Config {
     pub shape: Shape,
     /// `--lock` and `--lock-wait`: one run at a time; `None` without `--lock`.
     pub lock: Option<LockSettings>,
+    /// `--metrics-file` and the `OTEL_*` trace export: what the run leaves behind.
+    pub telemetry: crate::telemetry::Settings,
 }
 
 /// The first delay when nothing sets `--base`.
@@ -357,6 +359,14 @@ impl Config {
             cli.stopping.timeout.and_then(limit),
             kill_after(cli.stopping.kill_after),
         )?;
+        let telemetry = crate::telemetry::Settings::new(
+            cli.telemetry.metrics_file,
+            cli.telemetry.metrics_job,
+            cli.telemetry.trace_args,
+            &cli.command,
+            |name| std::env::var(name).ok(),
+        )
+        .map_err(anyhow::Error::msg)?;
         let (stopping, conditions, output) = (cli.stopping, cli.conditions, cli.output);
         let verbosity = if output.quiet {
             Verbosity::Quiet
@@ -413,6 +423,7 @@ impl Config {
             protect,
             shape,
             lock,
+            telemetry,
         })
     }
 

@@ -46,6 +46,7 @@ pub mod start;
 pub mod status;
 pub mod stop_signal;
 pub mod supervise;
+pub mod telemetry;
 pub mod types;
 
 use std::ffi::OsString;

@@ -2,8 +2,8 @@
 //!
 //! Flags are grouped by help heading, one flattened struct per heading, each in its own file
 //! ([`BackoffArgs`], [`StoppingArgs`], [`LoopArgs`], [`ConditionArgs`], [`OutputArgs`],
-//! [`HookArgs`], [`ProtectArgs`], [`LockArgs`] and [`SimulateArgs`]): a new flag goes into the
-//! struct of its heading.
+//! [`HookArgs`], [`ProtectArgs`], [`LockArgs`], [`TelemetryArgs`] and [`SimulateArgs`]): a new
+//! flag goes into the struct of its heading.
 //! Each doc comment is a short line (`-h`), a blank line, then the long help (`--help` and the
 //! man page). A flag that may also be set from the environment carries `env = "RETRY_<FLAG>"`; [`parse`]
 //! then keeps track of which values came from there, because a `--preset` given on the command
@@ -27,6 +27,7 @@ mod protect;
 mod read;
 mod simulate;
 mod stopping;
+mod telemetry;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -43,6 +44,7 @@ pub use self::output::{ByteLimit, OutputArgs};
 pub use self::protect::ProtectArgs;
 pub use self::simulate::{ModelName, SimulateArgs};
 pub use self::stopping::StoppingArgs;
+pub use self::telemetry::TelemetryArgs;
 use crate::types::LogFormat;
 
 /// Run a command again, with exponential backoff and jitter, until it succeeds.
@@ -109,6 +111,10 @@ pub struct Cli {
     /// One run at a time: the lock held for the whole run.
     #[command(flatten)]
     pub lock: LockArgs,
+
+    /// What a run leaves behind: a Prometheus textfile, the trace context.
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
 
     /// The contention simulation, run instead of a command.
     #[command(flatten)]

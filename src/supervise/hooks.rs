@@ -33,6 +33,7 @@ impl Supervisor<'_> {
             ("RETRY_LAST_STATUS", last.code().to_string()),
         ];
         env.extend(self.run_env());
+        env.extend(self.telemetry_hook_env());
         if let Some(d) = delay {
             env.push((
                 "RETRY_DELAY",

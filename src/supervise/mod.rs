@@ -13,6 +13,7 @@ mod reset;
 mod run_env;
 mod shape;
 mod stop;
+mod telemetry;
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
@@ -44,6 +45,9 @@ pub fn run(config: &Config) -> Exit {
     )
     .with_run_id(&run_id)
     .with_loop(config.shape, config.lock.as_ref().map(|l| l.path.as_path()));
+    for warning in &config.telemetry.warnings {
+        reporter.warning(warning);
+    }
     let events = match Events::listen() {
         Ok(events) => events,
         Err(e) => {
@@ -69,6 +73,11 @@ pub fn run(config: &Config) -> Exit {
     // a stop signal).
     crate::outlet::set_patience(deadline);
     let seed = config.seed.unwrap_or_else(crate::entropy::seed);
+    let telemetry = RefCell::new(crate::telemetry::Telemetry::start(
+        &config.telemetry,
+        &run_id,
+        &config.command,
+    ));
     reporter.start(
         &config.policy,
         config.deadline,
@@ -90,9 +99,12 @@ pub fn run(config: &Config) -> Exit {
         protect: Protection::open(config),
         streak: shape::Streak::default(),
         env_file: RefCell::new(env_file),
+        telemetry,
     };
     let exit = supervisor.run(seed);
-    supervisor.finish_run(exit)
+    let result = supervisor.run_result(exit);
+    let exit = supervisor.finish_run(exit);
+    supervisor.finish_telemetry(exit, result)
 }
 
 struct Supervisor<'a> {
@@ -119,6 +131,8 @@ struct Supervisor<'a> {
     streak: shape::Streak,
     /// `RETRY_ENV_FILE`; `None` when it cannot be offered (env_file.rs).
     env_file: RefCell<Option<crate::env_file::EnvFile>>,
+    /// The metrics file and the trace (telemetry.rs).
+    telemetry: RefCell<crate::telemetry::Telemetry>,
 }
 
 /// The end of one attempt.
@@ -171,6 +185,7 @@ impl Supervisor<'_> {
             self.record_status(if output_failed { 1 } else { status });
             self.reporter
                 .attempt_end(attempt, &end.outcome, end.ran, output_failed);
+            self.telemetry_attempt_end(&end.outcome, output_failed);
             // Nothing of an attempt that did not succeed outlives it: what it left running
             // (background jobs, processes in other groups or sessions) is stopped before the
             // next step. A successful attempt keeps what it started (a daemon, say).
@@ -276,6 +291,13 @@ impl Supervisor<'_> {
             }
             self.reporter
                 .failed(attempt, &end.outcome, end.ran, Some(wait), output_failed);
+            self.telemetry_wait(
+                attempt,
+                delay,
+                &end.outcome,
+                output_failed,
+                hint.map(|h| h.0),
+            );
             // The hook runs within the delay: the next attempt still starts at `wake`. Like an
             // attempt, it is stopped at the deadline.
             if let Some(script) = &self.config.hooks.on_retry {
@@ -320,6 +342,7 @@ impl Supervisor<'_> {
         let why = &self.with_streak(why);
         self.budget_gave_up();
         self.gave_up.replace(Some(why.to_string()));
+        self.telemetry_gave_up(attempts, why);
         self.reporter.giving_up(attempts, why, exit.code());
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(attempts, exit, None);
@@ -374,6 +397,7 @@ impl Supervisor<'_> {
         env.extend(self.run_env());
         let handed_on = self.env_file_env(attempt == 1);
         env.extend(handed_on.iter().map(|(k, v)| (k.as_str(), v.clone())));
+        env.extend(self.telemetry_attempt_start(attempt));
         let started = Instant::now();
         let piped = self.io.as_ref().map(RunIo::piped).unwrap_or_default();
         // Decided for each attempt: `retry ... &` then `fg` puts retry in the foreground.
@@ -397,6 +421,7 @@ impl Supervisor<'_> {
         };
         let child = spawned.attempt;
         self.events.watch_child(child.pid());
+        self.telemetry_attempt_pid(child.pid());
         let attempt_io = match self
             .io
             .as_ref()

@@ -1,10 +1,11 @@
-//! Shared helpers: the binary under test (hermetic: no caller's `RETRY_*` or `GITHUB_*`), time
+//! Shared helpers: the binary under test (hermetic: no caller's `RETRY_*`, `GITHUB_*`, `OTEL_*`), time
 //! limits, waiting on files instead of sleeps, and the check that retry refused its input. The
 //! submodules hold the one HTTP test server ([`http`]), the one pty launcher ([`pty`]) and the
 //! one `/proc/PID/stat` reader ([`proc`]).
 
 pub mod http;
 pub mod jammed;
+pub mod otlp;
 pub mod proc;
 pub mod pty;
 
@@ -38,11 +39,17 @@ pub fn retry_std() -> Command {
     cmd
 }
 
-/// Removes the caller's `RETRY_*` and `GITHUB_*` variables from `cmd`'s environment.
+/// Removes the caller's `RETRY_*`, `GITHUB_*` and `OTEL_*` variables, and the trace context
+/// (`TRACEPARENT`, `TRACESTATE`), from `cmd`'s environment.
 pub fn clear_outside_env(cmd: &mut Command) {
     for (name, _) in std::env::vars_os() {
         let name_str = name.to_string_lossy();
-        if name_str.starts_with("RETRY_") || name_str.starts_with("GITHUB_") {
+        if name_str.starts_with("RETRY_")
+            || name_str.starts_with("GITHUB_")
+            || name_str.starts_with("OTEL_")
+            || name_str == "TRACEPARENT"
+            || name_str == "TRACESTATE"
+        {
             cmd.env_remove(&name);
         }
     }

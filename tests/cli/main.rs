@@ -46,3 +46,4 @@ mod stop_latency;
 mod terminal;
 mod timeout_compat;
 mod timeouts;
+mod traces;

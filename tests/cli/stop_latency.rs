@@ -110,6 +110,12 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
             false,
         ),
         "plot" => (vec!["--simulate", "100", "--plot", "PLOT"], false),
+        "metrics_file" => (vec!["--metrics-file", "METRICS"], true),
+        "metrics_job" => (
+            vec!["--metrics-file", "METRICS", "--metrics-job", "nightly"],
+            true,
+        ),
+        "trace_args" => (vec!["--trace-args"], true),
         "command" => (vec![], true),
         // `--jitter` read as a list of modes (internal to --simulate).
         "modes" => (vec!["--simulate", "1000", "-j", "none,full"], false),
@@ -157,6 +163,7 @@ fn every_flag_ends_at_once_on_term_with_every_output_jammed() {
             .map(|f| match *f {
                 "PLOT" => plot.display().to_string(),
                 "LOCKFILE" => scene.path("lock").display().to_string(),
+                "METRICS" => scene.path("retry.prom").display().to_string(),
                 f => f.to_string(),
             })
             .collect();

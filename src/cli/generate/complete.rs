@@ -222,7 +222,7 @@ mod tests {
             let hint = arg.get_value_hint();
             let long = arg.get_long().unwrap_or_default();
             match long {
-                "plot" | "lock" => assert_eq!(hint, ValueHint::FilePath),
+                "plot" | "lock" | "metrics-file" => assert_eq!(hint, ValueHint::FilePath),
                 "budget-store" => assert_eq!(hint, ValueHint::DirPath),
                 _ if arg.is_positional() => assert_eq!(hint, ValueHint::CommandWithArguments),
                 _ if arg.get_action().takes_values() && arg.get_possible_values().is_empty() => {

@@ -1,0 +1,431 @@
+//! `--metrics-file`: the end of a run in the Prometheus text exposition format, for the
+//! node_exporter textfile collector (<https://github.com/prometheus/node_exporter#textfile-collector>),
+//! with the names and base units of Prometheus's "Metric and label naming" practices
+//! (<https://prometheus.io/docs/practices/naming/>).
+//!
+//! The file is replaced whole: written to a temporary file in the same directory (a hidden
+//! name not ending in `.prom`, which the collector skips), then renamed over PATH, so a reader
+//! sees the old file or the new one, never half of one. The counters and the last success are
+//! carried over from the file there before ([`super::prom_parse`]). Runs that end together
+//! take turns: each holds `flock(2)` on the directory while it reads the old file and renames
+//! the new one, so no run's count is lost. The lock is waited for at most [`LOCK_WAIT`], and
+//! not at all once a stop signal has arrived (within the rule of [`crate::signals`], through
+//! [`crate::budget::bounded`]); a run that could not have it still replaces the file whole.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+
+use super::prom_parse::{self, escape_label};
+use crate::budget::bounded::{self, Bounded};
+
+/// The longest a run waits for another run's turn at the metrics file.
+pub const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// The largest previous file read back; a larger one is replaced.
+pub const MAX_PREVIOUS: u64 = 1 << 20;
+
+/// How a run ended, as the `result` label of `retry_runs_total` says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunResult {
+    /// The command succeeded.
+    Success,
+    /// retry gave up (retries used up, deadline, a status not retried, its own failure).
+    GaveUp,
+    /// The circuit breaker or the retry budget refused the run before its first attempt.
+    Refused,
+    /// A stop signal (INT, TERM, HUP, QUIT) ended the run.
+    Stopped,
+}
+
+impl RunResult {
+    /// Every result, in the order the file lists them.
+    pub const ALL: [RunResult; 4] = [
+        RunResult::Success,
+        RunResult::GaveUp,
+        RunResult::Refused,
+        RunResult::Stopped,
+    ];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            RunResult::Success => "success",
+            RunResult::GaveUp => "gave_up",
+            RunResult::Refused => "refused",
+            RunResult::Stopped => "stopped",
+        }
+    }
+}
+
+/// What one run leaves in the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRecord {
+    /// The `job` label.
+    pub job: String,
+    /// When the run ended.
+    pub ended: SystemTime,
+    /// How long it ran.
+    pub duration: Duration,
+    /// Attempts started.
+    pub attempts: u64,
+    /// retry's exit status (128 + N for a death by signal N).
+    pub exit_status: u8,
+    /// How it ended.
+    pub result: RunResult,
+}
+
+/// What a previous file carries over to the next (for one `job`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Carried {
+    /// `retry_runs_total` by result, in the order of [`RunResult::ALL`].
+    pub runs: [u64; 4],
+    /// `retry_attempts_total`.
+    pub attempts: u64,
+    /// `retry_last_success_timestamp_seconds`.
+    pub last_success: Option<f64>,
+}
+
+impl Carried {
+    /// The values for `job` in the previous file's `text`. Series of other jobs are dropped.
+    ///
+    /// # Errors
+    /// Why the text does not parse, or a carried value that is negative or not finite.
+    pub fn read(text: &str, job: &str) -> Result<Carried, String> {
+        let mut carried = Carried::default();
+        for sample in prom_parse::parse(text)? {
+            if sample.labels.get("job").map(String::as_str) != Some(job) {
+                continue;
+            }
+            let count = || -> Result<u64, String> {
+                if sample.value.is_finite() && sample.value >= 0.0 {
+                    // Saturates at u64::MAX.
+                    Ok(sample.value as u64)
+                } else {
+                    Err(format!("{} is {}", sample.name, sample.value))
+                }
+            };
+            match sample.name.as_str() {
+                "retry_runs_total" => {
+                    let result = sample.labels.get("result").map(String::as_str);
+                    if let Some(i) = RunResult::ALL
+                        .iter()
+                        .position(|r| Some(r.label()) == result)
+                    {
+                        carried.runs[i] = count()?;
+                    }
+                }
+                "retry_attempts_total" => carried.attempts = count()?,
+                "retry_last_success_timestamp_seconds" if sample.value.is_finite() => {
+                    carried.last_success = Some(sample.value);
+                }
+                "retry_last_success_timestamp_seconds" => {
+                    return Err(format!("{} is {}", sample.name, sample.value));
+                }
+                _ => {}
+            }
+        }
+        Ok(carried)
+    }
+}
+
+/// Seconds since the Unix epoch, with the milliseconds (negative before 1970).
+fn epoch_secs(t: SystemTime) -> f64 {
+    match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => d.as_secs_f64(),
+        Err(e) => -e.duration().as_secs_f64(),
+    }
+}
+
+/// The file for `run` on top of what `before` carried over.
+pub fn render(run: &RunRecord, before: &Carried) -> String {
+    let job = format!("job=\"{}\"", escape_label(&run.job));
+    let ended = epoch_secs(run.ended);
+    let last_success = if run.result == RunResult::Success {
+        Some(ended)
+    } else {
+        before.last_success
+    };
+    let mut out = String::new();
+    let mut gauge = |name: &str, help: &str, value: String| {
+        out.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{{{job}}} {value}\n"
+        ));
+    };
+    gauge(
+        "retry_last_run_timestamp_seconds",
+        "When the last run ended, in seconds since the Unix epoch.",
+        format!("{ended:.3}"),
+    );
+    if let Some(t) = last_success {
+        gauge(
+            "retry_last_success_timestamp_seconds",
+            "When the last successful run ended, in seconds since the Unix epoch.",
+            format!("{t:.3}"),
+        );
+    }
+    gauge(
+        "retry_last_duration_seconds",
+        "How long the last run took, in seconds.",
+        format!("{:.3}", run.duration.as_secs_f64()),
+    );
+    gauge(
+        "retry_last_attempts",
+        "Attempts the last run started.",
+        run.attempts.to_string(),
+    );
+    gauge(
+        "retry_last_exit_status",
+        "The exit status of the last run (128 + N for a death by signal N).",
+        run.exit_status.to_string(),
+    );
+    out.push_str(
+        "# HELP retry_runs_total Runs, by how they ended.\n# TYPE retry_runs_total counter\n",
+    );
+    for (i, result) in RunResult::ALL.iter().enumerate() {
+        let count = before.runs[i].saturating_add(u64::from(*result == run.result));
+        out.push_str(&format!(
+            "retry_runs_total{{{job},result=\"{}\"}} {count}\n",
+            result.label()
+        ));
+    }
+    out.push_str(&format!(
+        "# HELP retry_attempts_total Attempts started, over all runs.\n\
+         # TYPE retry_attempts_total counter\nretry_attempts_total{{{job}}} {}\n",
+        before.attempts.saturating_add(run.attempts)
+    ));
+    out
+}
+
+/// The directory and file name of `path` (a bare name is in the current directory).
+fn split(path: &Path) -> Result<(PathBuf, std::ffi::OsString), String> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| "it names no file".to_string())?
+        .to_os_string();
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((dir, name))
+}
+
+/// Writes the file at `path` for `run`, carrying over what the file there held.
+///
+/// Returns a notice when the previous file could not be read and was replaced.
+///
+/// # Errors
+/// One line saying why the file could not be written or renamed.
+pub fn write(path: &Path, run: &RunRecord) -> Result<Option<String>, String> {
+    let (dir, name) = split(path)?;
+    let dir_file = File::open(&dir).map_err(|e| format!("cannot open its directory: {e}"))?;
+    let _turn = take_turn(dir_file);
+    let (before, notice) = match read_previous(path) {
+        Ok(None) => (Carried::default(), None),
+        Ok(Some(text)) => match Carried::read(&text, &run.job) {
+            Ok(carried) => (carried, None),
+            Err(why) => (Carried::default(), Some(why)),
+        },
+        Err(why) => (Carried::default(), Some(why)),
+    };
+    let text = render(run, &before);
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(&name);
+    prefix.push(".");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        // As a shell's `>` creates a file: 0666 less the umask (the collector must read it).
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(&dir)
+        .map_err(|e| format!("cannot create a temporary file in {}: {e}", dir.display()))?;
+    tmp.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", tmp.path().display()))?;
+    tmp.persist(path)
+        .map_err(|e| format!("cannot rename the new file into place: {}", e.error))?;
+    Ok(notice.map(|why| format!("the previous file did not parse ({why}): it was replaced")))
+}
+
+/// The previous file's text; `None` when there is none. Opened non-blocking (a FIFO in its
+/// place would otherwise hold the open until a writer came) and read only if it is a regular
+/// file of at most [`MAX_PREVIOUS`] bytes.
+fn read_previous(path: &Path) -> Result<Option<String>, String> {
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read it: {e}")),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.file_type().is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PREVIOUS + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_PREVIOUS {
+        return Err(format!("larger than {MAX_PREVIOUS} bytes"));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "not UTF-8".to_string())
+}
+
+/// Takes this run's turn at the directory's files: `flock(LOCK_EX)` on the directory, at once
+/// when it is free, otherwise waited for in a helper thread at most [`LOCK_WAIT`] and never
+/// past a stop signal. `None` when it could not be had (the run goes on without it).
+fn take_turn(dir: File) -> Option<Flock<File>> {
+    let dir = match Flock::lock(dir, FlockArg::LockExclusiveNonblock) {
+        Ok(locked) => return Some(locked),
+        Err((dir, Errno::EWOULDBLOCK | Errno::EINTR)) => dir,
+        Err(_) => return None,
+    };
+    let now = Instant::now();
+    let waited = bounded::call(
+        "metrics-lock",
+        now.checked_add(LOCK_WAIT).unwrap_or(now),
+        move || {
+            let mut dir = dir;
+            loop {
+                match Flock::lock(dir, FlockArg::LockExclusive) {
+                    Err((file, Errno::EINTR)) => dir = file,
+                    other => break other.ok(),
+                }
+            }
+        },
+    );
+    match waited {
+        Ok(Bounded::Done(locked)) => locked,
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(result: RunResult, attempts: u64) -> RunRecord {
+        RunRecord {
+            job: "backup".into(),
+            ended: SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_250),
+            duration: Duration::from_millis(1500),
+            attempts,
+            exit_status: if result == RunResult::Success { 0 } else { 3 },
+            result,
+        }
+    }
+
+    #[test]
+    fn a_first_run_writes_every_series_with_its_job() {
+        let text = render(&run(RunResult::Success, 2), &Carried::default());
+        assert!(text.contains("retry_last_run_timestamp_seconds{job=\"backup\"} 1700000000.250\n"));
+        assert!(
+            text.contains("retry_last_success_timestamp_seconds{job=\"backup\"} 1700000000.250\n")
+        );
+        assert!(text.contains("retry_last_duration_seconds{job=\"backup\"} 1.500\n"));
+        assert!(text.contains("retry_last_attempts{job=\"backup\"} 2\n"));
+        assert!(text.contains("retry_last_exit_status{job=\"backup\"} 0\n"));
+        assert!(text.contains("retry_runs_total{job=\"backup\",result=\"success\"} 1\n"));
+        assert!(text.contains("retry_runs_total{job=\"backup\",result=\"stopped\"} 0\n"));
+        assert!(text.contains("retry_attempts_total{job=\"backup\"} 2\n"));
+        assert_eq!(text.matches("# TYPE").count(), 7);
+    }
+
+    #[test]
+    fn counters_and_the_last_success_carry_over_and_failures_keep_it() {
+        let first = render(&run(RunResult::Success, 2), &Carried::default());
+        let carried = Carried::read(&first, "backup").unwrap();
+        assert_eq!(carried.runs, [1, 0, 0, 0]);
+        assert_eq!(carried.last_success, Some(1_700_000_000.25));
+        let mut failed = run(RunResult::GaveUp, 4);
+        failed.ended += Duration::from_secs(60);
+        let second = render(&failed, &carried);
+        assert!(
+            second
+                .contains("retry_last_success_timestamp_seconds{job=\"backup\"} 1700000000.250\n")
+        );
+        assert!(
+            second.contains("retry_last_run_timestamp_seconds{job=\"backup\"} 1700000060.250\n")
+        );
+        assert!(second.contains("retry_runs_total{job=\"backup\",result=\"gave_up\"} 1\n"));
+        assert!(second.contains("retry_runs_total{job=\"backup\",result=\"success\"} 1\n"));
+        assert!(second.contains("retry_attempts_total{job=\"backup\"} 6\n"));
+        // Another job's series are not this job's.
+        assert_eq!(Carried::read(&second, "other").unwrap(), Carried::default());
+    }
+
+    #[test]
+    fn huge_and_bad_carried_values() {
+        let huge = "retry_attempts_total{job=\"j\"} 1e300\n";
+        let carried = Carried::read(huge, "j").unwrap();
+        assert_eq!(carried.attempts, u64::MAX);
+        let next = render(
+            &RunRecord {
+                job: "j".into(),
+                ..run(RunResult::Stopped, 1)
+            },
+            &carried,
+        );
+        assert!(next.contains(&format!("retry_attempts_total{{job=\"j\"}} {}\n", u64::MAX)));
+        for bad in [
+            "retry_attempts_total{job=\"j\"} -1\n",
+            "retry_attempts_total{job=\"j\"} NaN\n",
+            "retry_runs_total{job=\"j\",result=\"success\"} +Inf\n",
+            "retry_last_success_timestamp_seconds{job=\"j\"} NaN\n",
+            "not a metrics file\n",
+        ] {
+            assert!(Carried::read(bad, "j").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_job_name_with_quotes_and_line_breaks_round_trips() {
+        let odd = RunRecord {
+            job: "a\"b\\c\nd".into(),
+            ..run(RunResult::Refused, 0)
+        };
+        let text = render(&odd, &Carried::default());
+        let carried = Carried::read(&text, &odd.job).unwrap();
+        assert_eq!(carried.runs, [0, 0, 1, 0]);
+    }
+
+    #[test]
+    fn write_replaces_the_file_whole_and_says_when_the_old_one_did_not_parse() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.prom");
+        assert_eq!(write(&path, &run(RunResult::Success, 1)).unwrap(), None);
+        assert_eq!(write(&path, &run(RunResult::Success, 1)).unwrap(), None);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("result=\"success\"} 2\n"), "{text}");
+        std::fs::write(&path, "garbage here\n").unwrap();
+        let notice = write(&path, &run(RunResult::Success, 1)).unwrap().unwrap();
+        assert!(notice.contains("line 1"), "{notice}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("result=\"success\"} 1\n"), "{text}");
+        // No temporary file is left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = write(
+            &dir.path().join("no/such/x.prom"),
+            &run(RunResult::Success, 1),
+        )
+        .unwrap_err();
+        assert!(err.contains("directory"), "{err}");
+        assert!(write(Path::new("/"), &run(RunResult::Success, 1)).is_err());
+    }
+}
