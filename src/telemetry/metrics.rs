@@ -223,7 +223,13 @@ fn split(path: &Path) -> Result<(PathBuf, std::ffi::OsString), String> {
 /// One line saying why the file could not be written or renamed.
 pub fn write(path: &Path, run: &RunRecord) -> Result<Option<String>, String> {
     let (dir, name) = split(path)?;
-    let dir_file = File::open(&dir).map_err(|e| format!("cannot open its directory: {e}"))?;
+    // O_DIRECTORY: a FIFO (or anything else) in the directory's place is refused at once
+    // instead of holding the open until a writer comes.
+    let dir_file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&dir)
+        .map_err(|e| format!("cannot open its directory {}: {e}", dir.display()))?;
     let _turn = take_turn(dir_file);
     let (before, notice) = match read_previous(path) {
         Ok(None) => (Carried::default(), None),
@@ -427,5 +433,10 @@ mod tests {
         .unwrap_err();
         assert!(err.contains("directory"), "{err}");
         assert!(write(Path::new("/"), &run(RunResult::Success, 1)).is_err());
+        // A FIFO where the directory should be is refused, not waited on.
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = write(&fifo.join("x.prom"), &run(RunResult::Success, 1)).unwrap_err();
+        assert!(err.contains("directory"), "{err}");
     }
 }

@@ -32,6 +32,7 @@ mod leftover_output;
 mod links;
 mod lock;
 mod loops;
+mod metrics;
 mod outcomes;
 mod pipeline;
 mod readme;

@@ -1,0 +1,419 @@
+//! `--metrics-file`: the Prometheus textfile a run leaves, checked by Prometheus's own tools:
+//! `promtool check metrics` (the `prometheus` package) and a real node_exporter
+//! (`prometheus-node-exporter`) reading it with its textfile collector on a loopback port.
+//! Counters carry over between runs, the last success stays, a file that does not parse is
+//! replaced with a warning, 40 runs ending together lose no count and leave no torn file, and
+//! a file that cannot be written turns a success into 125.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
+
+use crate::helpers::{HANG_LIMIT, refuses, retry, retry_std, send, wait_with_limit};
+
+/// `promtool check metrics` on `text`: its output when it finds a problem (lint included).
+fn promtool(text: &str) -> Result<(), String> {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus: .ci/run installs it)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// The value of the sample whose name and labels are written `series` (as in the file).
+fn value(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .map(|v| v.trim().parse().unwrap())
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn a_run_leaves_a_file_promtool_accepts_and_the_next_run_adds_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("backup.prom");
+    let flag = ["--metrics-file", file.to_str().unwrap()];
+    retry()
+        .args(flag)
+        .args([
+            "-b",
+            "0",
+            "--",
+            "sh",
+            "-c",
+            "[ -e ok ] || { : > ok; exit 1; }",
+        ])
+        .current_dir(dir.path())
+        .assert()
+        .success()
+        .stderr(contains("warning").not());
+    let first = read(&file);
+    promtool(&first).unwrap();
+    // The job is the command's file name; the run took two attempts.
+    assert_eq!(value(&first, "retry_last_attempts{job=\"sh\"}"), Some(2.0));
+    assert_eq!(
+        value(&first, "retry_last_exit_status{job=\"sh\"}"),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(&first, "retry_runs_total{job=\"sh\",result=\"success\"}"),
+        Some(1.0)
+    );
+    assert_eq!(value(&first, "retry_attempts_total{job=\"sh\"}"), Some(2.0));
+    let ended = value(&first, "retry_last_run_timestamp_seconds{job=\"sh\"}").unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    assert!((now - ended).abs() < 600.0, "{ended} vs {now}");
+    let success = value(&first, "retry_last_success_timestamp_seconds{job=\"sh\"}").unwrap();
+    assert_eq!(success, ended);
+    // A run that gives up: counted, its status recorded, the last success kept.
+    retry()
+        .args(flag)
+        .args(["-b", "0", "-n", "2", "--", "sh", "-c", "exit 3"])
+        .assert()
+        .code(3);
+    let second = read(&file);
+    promtool(&second).unwrap();
+    assert_eq!(
+        value(&second, "retry_last_exit_status{job=\"sh\"}"),
+        Some(3.0)
+    );
+    assert_eq!(value(&second, "retry_last_attempts{job=\"sh\"}"), Some(3.0));
+    assert_eq!(
+        value(&second, "retry_runs_total{job=\"sh\",result=\"gave_up\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&second, "retry_runs_total{job=\"sh\",result=\"success\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&second, "retry_attempts_total{job=\"sh\"}"),
+        Some(5.0)
+    );
+    assert_eq!(
+        value(&second, "retry_last_success_timestamp_seconds{job=\"sh\"}"),
+        Some(success)
+    );
+    // No temporary file left beside it.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn the_variable_and_the_job_flag_and_a_name_not_ending_in_prom() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nightly.txt");
+    retry()
+        .env("RETRY_METRICS_FILE", &file)
+        .args(["--metrics-job", "nightly \"db\"", "--", "true"])
+        .assert()
+        .success()
+        .stderr(contains("warning").and(contains("does not end in .prom")));
+    let text = read(&file);
+    promtool(&text).unwrap();
+    assert_eq!(
+        value(
+            &text,
+            "retry_runs_total{job=\"nightly \\\"db\\\"\",result=\"success\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    refuses(
+        &[
+            "--metrics-file",
+            "x.prom",
+            "--metrics-job",
+            "",
+            "--",
+            "true",
+        ],
+        &["--metrics-job"],
+    );
+}
+
+#[test]
+fn a_file_that_does_not_parse_is_replaced_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.prom");
+    std::fs::write(&file, "retry_runs_total{job=\"true\" 12\n").unwrap();
+    retry()
+        .args(["--metrics-file", file.to_str().unwrap(), "--", "true"])
+        .assert()
+        .success()
+        .stderr(contains("did not parse").and(contains("replaced")));
+    let text = read(&file);
+    promtool(&text).unwrap();
+    assert_eq!(
+        value(&text, "retry_runs_total{job=\"true\",result=\"success\"}"),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn a_file_that_cannot_be_written_turns_a_success_into_125_and_keeps_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("no-such-dir/job.prom");
+    retry()
+        .args(["--metrics-file", file.to_str().unwrap(), "--", "true"])
+        .assert()
+        .code(125)
+        .stderr(contains("--metrics-file").and(contains("no-such-dir")));
+    retry()
+        .args(["--metrics-file", file.to_str().unwrap(), "-n", "0"])
+        .args(["--", "sh", "-c", "exit 4"])
+        .assert()
+        .code(4)
+        .stderr(contains("--metrics-file"));
+    // A FIFO where the directory should be: refused at once, not waited on.
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    retry()
+        .args(["--metrics-file", fifo.join("x.prom").to_str().unwrap()])
+        .args(["--", "true"])
+        .timeout(HANG_LIMIT)
+        .assert()
+        .code(125);
+    // A FIFO in the file's place is not read (nobody writes it) and is replaced.
+    let file = dir.path().join("fifo.prom");
+    nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    retry()
+        .args(["--metrics-file", file.to_str().unwrap(), "--", "true"])
+        .timeout(HANG_LIMIT)
+        .assert()
+        .success()
+        .stderr(contains("not a regular file"));
+    promtool(&read(&file)).unwrap();
+}
+
+#[test]
+fn a_run_ended_by_term_is_counted_as_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.prom");
+    let marker = dir.path().join("started");
+    let script = format!(": > '{}'; exec sleep 600", marker.display());
+    let mut child = retry_std()
+        .args(["--metrics-file", file.to_str().unwrap()])
+        .args(["--", "sh", "-c", &script])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !marker.exists() {
+        assert!(start.elapsed() < HANG_LIMIT, "the attempt never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    send(child.id(), libc::SIGTERM);
+    let status = wait_with_limit(&mut child);
+    assert!(!status.success(), "{status:?}");
+    let text = read(&file);
+    promtool(&text).unwrap();
+    assert_eq!(
+        value(&text, "retry_runs_total{job=\"sh\",result=\"stopped\"}"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        value(&text, "retry_last_exit_status{job=\"sh\"}"),
+        Some(143.0)
+    );
+    assert!(!text.contains("retry_last_success_timestamp_seconds"));
+}
+
+#[test]
+fn forty_runs_ending_together_lose_no_count_and_never_leave_a_torn_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.prom");
+    let go = dir.path().join("go");
+    // Every run waits for the same file, then ends: their ends meet.
+    let script = format!("while [ ! -e '{}' ]; do sleep 0.01; done", go.display());
+    let mut runs: Vec<Child> = (0..40)
+        .map(|_| {
+            retry_std()
+                .args(["--metrics-file", file.to_str().unwrap()])
+                .args(["--metrics-job", "many", "--", "sh", "-c", &script])
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // A reader that reads the file over and over while they write: every read is whole.
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (file, done) = (file.clone(), Arc::clone(&done));
+        std::thread::spawn(move || {
+            let mut reads = Vec::new();
+            while !done.load(Ordering::SeqCst) {
+                if let Ok(text) = std::fs::read_to_string(&file)
+                    && reads.last() != Some(&text)
+                {
+                    reads.push(text);
+                }
+            }
+            reads
+        })
+    };
+    std::fs::write(&go, "").unwrap();
+    for run in &mut runs {
+        let status = wait_with_limit(run);
+        let mut stderr = String::new();
+        run.stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert!(status.success(), "{status:?}: {stderr}");
+        assert_eq!(stderr, "");
+    }
+    done.store(true, Ordering::SeqCst);
+    let reads = reader.join().unwrap();
+    assert!(!reads.is_empty());
+    for text in &reads {
+        // Whole: every series there, the file as a run wrote it.
+        retry::telemetry::metrics::Carried::read(text, "many").unwrap();
+        assert_eq!(text.matches("# TYPE").count(), 7, "{text}");
+        let last_line = text.lines().last().unwrap_or_default();
+        assert!(
+            text.ends_with('\n') && last_line.starts_with("retry_attempts_total{job=\"many\"} "),
+            "{text}"
+        );
+    }
+    let last = read(&file);
+    promtool(&last).unwrap();
+    assert_eq!(
+        value(&last, "retry_runs_total{job=\"many\",result=\"success\"}"),
+        Some(40.0),
+        "{last}"
+    );
+    assert_eq!(
+        value(&last, "retry_attempts_total{job=\"many\"}"),
+        Some(40.0)
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "temporary files left: {left:?}");
+}
+
+/// A running node_exporter with only its textfile collector, reading `dir`.
+struct NodeExporter {
+    child: Child,
+    port: u16,
+}
+
+impl NodeExporter {
+    fn start(dir: &Path) -> NodeExporter {
+        // A free loopback port: taken, noted, released for node_exporter.
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("prometheus-node-exporter")
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .arg("--collector.disable-defaults")
+            .arg("--collector.textfile")
+            .arg(format!("--collector.textfile.directory={}", dir.display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus-node-exporter (.ci/run installs it)");
+        NodeExporter { child, port }
+    }
+
+    /// `GET /metrics`, once node_exporter listens (within the hang limit).
+    fn scrape(&mut self) -> String {
+        let start = Instant::now();
+        loop {
+            if let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)) {
+                stream.set_read_timeout(Some(HANG_LIMIT)).unwrap();
+                stream
+                    .write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                    .unwrap();
+                let mut answer = String::new();
+                stream.read_to_string(&mut answer).unwrap();
+                assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
+                return answer;
+            }
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("node_exporter ended: {status}");
+            }
+            assert!(start.elapsed() < HANG_LIMIT, "node_exporter never listened");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for NodeExporter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn node_exporter_serves_the_file_of_a_cron_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("backup.prom");
+    for code in ["0", "5"] {
+        retry()
+            .args(["--metrics-file", file.to_str().unwrap()])
+            .args(["--metrics-job", "backup", "-n", "0", "--", "sh", "-c"])
+            .arg(format!("exit {code}"))
+            .assert()
+            .code(code.parse::<i32>().unwrap());
+    }
+    let mut exporter = NodeExporter::start(dir.path());
+    let scraped = exporter.scrape();
+    // node_exporter read the file without an error, and serves its series.
+    assert!(
+        scraped.contains("node_textfile_scrape_error 0"),
+        "{scraped}"
+    );
+    for series in [
+        "retry_runs_total{job=\"backup\",result=\"success\"} 1",
+        "retry_runs_total{job=\"backup\",result=\"gave_up\"} 1",
+        "retry_attempts_total{job=\"backup\"} 2",
+        "retry_last_exit_status{job=\"backup\"} 5",
+    ] {
+        assert!(scraped.contains(series), "{series} not in {scraped}");
+    }
+    assert!(
+        scraped.contains("retry_last_success_timestamp_seconds{job=\"backup\"} "),
+        "{scraped}"
+    );
+}
