@@ -44,6 +44,7 @@ mod simulate;
 mod simulate_failure_rate;
 mod splay;
 mod stop_latency;
+mod telemetry_off;
 mod terminal;
 mod timeout_compat;
 mod timeouts;

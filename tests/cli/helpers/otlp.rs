@@ -56,6 +56,17 @@ pub fn attr_in(attributes: &Value, key: &str) -> Option<Value> {
         .map(|kv| kv["value"].clone())
 }
 
+/// The Python that has the `opentelemetry-proto` package: the virtual environment `.ci/run`
+/// makes under `target/` when the system's `python3` lacks it, else `python3`.
+fn python() -> PathBuf {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/otlp-venv/bin/python3");
+    if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    }
+}
+
 impl Receiver {
     /// Starts a receiver that answers as `mode` says: `answer` (200), `silent` (never), or
     /// `status:NNN`.
@@ -65,7 +76,7 @@ impl Receiver {
         let dir = tempfile::tempdir().unwrap();
         let port_file = dir.path().join("port");
         let out = dir.path().join("requests.jsonl");
-        let mut child = Command::new("python3")
+        let mut child = Command::new(python())
             .arg(&script)
             .arg(&port_file)
             .arg(&out)
