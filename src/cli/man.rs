@@ -147,7 +147,7 @@ fn sections(command: &clap::Command) -> Roff {
         [bold("RETRY_RUN_ID")],
         "Set by retry for each attempt and hook: a random UUID (version 4, RFC 9562) in its \
          canonical form, the same for every attempt of one run, new for every run; also the \
-         run_id of every JSON event. Send it as an \
+         run_id of every JSON event and the retry.run_id of the trace. Send it as an \
          Idempotency-Key header (IETF draft-ietf-httpapi-idempotency-key-header) so that a \
          server can tell a retried request from a new one, or as a healthchecks.io rid.",
     );
@@ -165,6 +165,28 @@ fn sections(command: &clap::Command) -> Roff {
          it are set in the environment of every later attempt and hook, as GitHub Actions' \
          GITHUB_ENV; names starting with RETRY_ are refused with a warning, a malformed line \
          is reported with its number and skipped.",
+    );
+    item(
+        &mut r,
+        [
+            bold("OTEL_EXPORTER_OTLP_ENDPOINT"),
+            roman(", "),
+            bold("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+        ],
+        "When one is set (an http:// URL; the first gets /v1/traces appended), retry sends a \
+         trace of the run over OTLP/HTTP at its end: a span for the run, a child span per \
+         attempt. OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or http/json), \
+         OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT (milliseconds, 10000 by \
+         default: the longest the export may take), OTEL_SERVICE_NAME and \
+         OTEL_RESOURCE_ATTRIBUTES are honoured, the TRACES_ forms first; OTEL_SDK_DISABLED=true \
+         or OTEL_TRACES_EXPORTER=none turn it off. A failed export is one warning and never \
+         changes the exit status; a stop signal ends it at once.",
+    );
+    item(
+        &mut r,
+        [bold("TRACEPARENT"), roman(", "), bold("TRACESTATE")],
+        "Read by retry as the run span's parent (W3C Trace Context); set by retry, when it \
+         sends a trace, for each attempt and hook, naming the attempt's span.",
     );
     item(
         &mut r,

@@ -7,6 +7,7 @@ pub mod http;
 pub mod jammed;
 pub mod otlp;
 pub mod proc;
+pub mod prometheus;
 pub mod pty;
 
 use std::os::unix::fs::PermissionsExt;

@@ -5,10 +5,9 @@
 //! replaced with a warning, 40 runs ending together lose no count and leave no torn file, and
 //! a file that cannot be written turns a success into 125.
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -16,34 +15,8 @@ use std::time::{Duration, Instant};
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
+use crate::helpers::prometheus::{NodeExporter, promtool};
 use crate::helpers::{HANG_LIMIT, refuses, retry, retry_std, send, wait_with_limit};
-
-/// `promtool check metrics` on `text`: its output when it finds a problem (lint included).
-fn promtool(text: &str) -> Result<(), String> {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian package prometheus: .ci/run installs it)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
 
 /// The value of the sample whose name and labels are written `series` (as in the file).
 fn value(text: &str, series: &str) -> Option<f64> {
@@ -327,62 +300,6 @@ fn forty_runs_ending_together_lose_no_count_and_never_leave_a_torn_file() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(left.len(), 2, "temporary files left: {left:?}");
-}
-
-/// A running node_exporter with only its textfile collector, reading `dir`.
-struct NodeExporter {
-    child: Child,
-    port: u16,
-}
-
-impl NodeExporter {
-    fn start(dir: &Path) -> NodeExporter {
-        // A free loopback port: taken, noted, released for node_exporter.
-        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("prometheus-node-exporter")
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .arg("--collector.disable-defaults")
-            .arg("--collector.textfile")
-            .arg(format!("--collector.textfile.directory={}", dir.display()))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("prometheus-node-exporter (.ci/run installs it)");
-        NodeExporter { child, port }
-    }
-
-    /// `GET /metrics`, once node_exporter listens (within the hang limit).
-    fn scrape(&mut self) -> String {
-        let start = Instant::now();
-        loop {
-            if let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)) {
-                stream.set_read_timeout(Some(HANG_LIMIT)).unwrap();
-                stream
-                    .write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-                    .unwrap();
-                let mut answer = String::new();
-                stream.read_to_string(&mut answer).unwrap();
-                assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
-                return answer;
-            }
-            if let Some(status) = self.child.try_wait().unwrap() {
-                panic!("node_exporter ended: {status}");
-            }
-            assert!(start.elapsed() < HANG_LIMIT, "node_exporter never listened");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for NodeExporter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]

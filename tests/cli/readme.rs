@@ -38,6 +38,9 @@ const USED: &[(&str, &str)] = &[
     ("readme-test", "loops-until-fail"),
     ("readme-test", "loops-lock"),
     ("readme-test", "loops-env-file"),
+    ("readme-test", "metrics-cron"),
+    ("readme-test", "healthchecks"),
+    ("readme-test", "ci-traces"),
 ];
 
 /// The marker kinds: an example, and the output an example shows.
@@ -861,4 +864,156 @@ fn the_fleet_cron_line_runs_as_written_but_for_a_shorter_splay() {
         "{stderr}"
     );
     assert!(runtime.join("retry/inventory-api.json").exists());
+}
+
+/// Writes an executable script `name` with `body` in `dir`.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    let mut perm = std::fs::metadata(&p).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&p, perm).unwrap();
+    p
+}
+
+/// A stand-in that fails with status 3 the first time it runs in `dir`, then succeeds; or
+/// always fails, with `always`.
+fn flaky(dir: &Path, always: bool) -> String {
+    let flag = dir.join("ran-once");
+    if always {
+        "#!/bin/sh\nexit 3\n".to_string()
+    } else {
+        format!(
+            "#!/bin/sh\n[ -e '{0}' ] && exit 0\n: > '{0}'\nexit 3\n",
+            flag.display()
+        )
+    }
+}
+
+#[test]
+fn the_metrics_cron_line_leaves_a_file_node_exporter_serves() {
+    let line = example("metrics-cron");
+    let command = line.trim().splitn(6, ' ').nth(5).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let textfiles = dir.path().join("node-exporter");
+    std::fs::create_dir(&textfiles).unwrap();
+    let backup = script(dir.path(), "backup", &flaky(dir.path(), false));
+    let command = command
+        .replace(
+            "/var/lib/prometheus/node-exporter",
+            textfiles.to_str().unwrap(),
+        )
+        .replace("/usr/local/bin/backup", backup.to_str().unwrap());
+    assert_ne!(command, line.trim());
+    let out = sh(&command, dir.path(), &[("RETRY_BASE", "0".into())]);
+    assert!(out.status.success(), "{out:?}");
+    let file = std::fs::read_to_string(textfiles.join("backup.prom")).unwrap();
+    crate::helpers::prometheus::promtool(&file).unwrap();
+    let scraped = crate::helpers::prometheus::NodeExporter::start(&textfiles).scrape();
+    for series in [
+        "node_textfile_scrape_error 0",
+        "retry_runs_total{job=\"backup\",result=\"success\"} 1",
+        "retry_last_attempts{job=\"backup\"} 2",
+        "retry_attempts_total{job=\"backup\"} 2",
+    ] {
+        assert!(scraped.contains(series), "{series} not in {scraped}");
+    }
+}
+
+#[test]
+fn the_healthchecks_pings_carry_one_run_id_for_start_log_success_and_fail() {
+    let example = example("healthchecks");
+    for always in [false, true] {
+        let server = server(|_, _, _| (200, b"OK".to_vec()));
+        let dir = tempfile::tempdir().unwrap();
+        let backup = script(dir.path(), "backup", &flaky(dir.path(), always));
+        let ping = format!("{}/ping/check-uuid", server.url());
+        let text = example
+            .replace("https://hc-ping.com/your-check-uuid", &ping)
+            .replace("/usr/local/bin/backup", backup.to_str().unwrap());
+        let out = sh(
+            &text,
+            dir.path(),
+            &[
+                ("RETRY_BASE", "0".into()),
+                ("RETRY_MAX_RETRIES", "1".into()),
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(if always { 3 } else { 0 }),
+            "{out:?}"
+        );
+        let seen = server.requests();
+        let paths: Vec<String> = seen.iter().map(|r| r.path.clone()).collect();
+        let rid = paths[0]
+            .split_once("rid=")
+            .map(|(_, r)| r.to_string())
+            .unwrap_or_else(|| panic!("{paths:?}"));
+        assert_eq!(rid.len(), 36, "{rid}");
+        let last = if always { "/fail" } else { "" };
+        assert_eq!(
+            paths,
+            [
+                format!("/ping/check-uuid/start?rid={rid}"),
+                format!("/ping/check-uuid/log?rid={rid}"),
+                format!("/ping/check-uuid/start?rid={rid}"),
+                format!("/ping/check-uuid{last}?rid={rid}"),
+            ],
+            "{out:?}"
+        );
+        assert_eq!(seen[1].body, b"attempt 1: status 3");
+    }
+}
+
+#[test]
+fn the_ci_trace_recipe_sends_the_run_and_its_attempts_in_the_pipelines_trace() {
+    use crate::helpers::otlp::{Receiver, attr_in};
+    let receiver = Receiver::start("answer");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("traceparents");
+    script(
+        dir.path(),
+        "deploy.sh",
+        &format!(
+            "#!/bin/sh\necho \"$TRACEPARENT\" >> '{}'\n{}",
+            log.display(),
+            flaky(dir.path(), false).trim_start_matches("#!/bin/sh\n")
+        ),
+    );
+    let recipe = example("ci-traces");
+    let text = recipe.replace("http://127.0.0.1:4318", &receiver.endpoint());
+    assert_ne!(text, recipe);
+    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let out = sh(
+        &text,
+        dir.path(),
+        &[("RETRY_BASE", "0".into()), ("TRACEPARENT", parent.into())],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let requests = receiver.requests(1);
+    let resource = &requests[0]["request"]["resourceSpans"][0]["resource"]["attributes"];
+    let string = |v: Option<serde_json::Value>| v.unwrap()["stringValue"].clone();
+    assert_eq!(string(attr_in(resource, "service.name")), "deploy");
+    assert_eq!(
+        string(attr_in(resource, "deployment.environment")),
+        "staging"
+    );
+    let spans = Receiver::spans(&requests[0]);
+    assert_eq!(spans.len(), 3, "{spans:?}");
+    assert_eq!(
+        spans[0].field("traceId"),
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+    );
+    assert_eq!(spans[0].field("parentSpanId"), "00f067aa0ba902b7");
+    let seen: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let sent: Vec<String> = spans[1..]
+        .iter()
+        .map(|s| format!("00-{}-{}-01", s.field("traceId"), s.field("spanId")))
+        .collect();
+    assert_eq!(seen, sent);
 }
