@@ -334,3 +334,92 @@ fn node_exporter_serves_the_file_of_a_cron_job() {
         "{scraped}"
     );
 }
+
+/// Whether process `pid` has a thread named `name` (`/proc/PID/task/*/comm`).
+fn has_thread(pid: u32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks.flatten().any(|t| {
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name)
+            })
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn term_while_another_run_holds_the_file_ends_retry_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.prom");
+    // Another run's turn: the lock on the directory, held by the test.
+    let held = std::fs::File::open(dir.path()).unwrap();
+    // SAFETY: flock on a descriptor we own.
+    let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) };
+    assert_eq!(locked, 0);
+    let mut child = retry_std()
+        .args(["--metrics-file", file.to_str().unwrap(), "--", "true"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // retry waits for its turn in a helper thread (for at most 10 s, the lock's limit).
+    let start = Instant::now();
+    while !has_thread(child.id(), "metrics-lock") {
+        assert!(
+            start.elapsed() < HANG_LIMIT,
+            "retry never waited for the lock"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let sent = Instant::now();
+    send(child.id(), libc::SIGTERM);
+    let status = wait_with_limit(&mut child);
+    let took = sent.elapsed();
+    // Well under the lock's 10 s: TERM ended the wait.
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    // The run had ended: its status stands, and the file is still written whole (without
+    // the turn it could not wait for).
+    assert!(status.success(), "{status:?}: {stderr}");
+    drop(held);
+    let text = read(&file);
+    promtool(&text).unwrap();
+    assert_eq!(
+        value(&text, "retry_runs_total{job=\"true\",result=\"success\"}"),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn a_run_the_breaker_refuses_is_counted_as_refused_with_no_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.prom");
+    let store = dir.path().join("store");
+    let run = |cmd: &str| {
+        let mut c = retry();
+        c.args(["--metrics-file", file.to_str().unwrap()])
+            .args(["-n", "0", "--budget", "K", "--breaker", "1"])
+            .args(["--breaker-cooldown", "1h", "--budget-store"])
+            .arg(&store)
+            .args(["--", "sh", "-c", cmd]);
+        c
+    };
+    run("exit 2").assert().code(2);
+    run("exit 0").assert().code(75);
+    let text = read(&file);
+    promtool(&text).unwrap();
+    for (series, want) in [
+        ("retry_runs_total{job=\"sh\",result=\"gave_up\"}", 1.0),
+        ("retry_runs_total{job=\"sh\",result=\"refused\"}", 1.0),
+        ("retry_runs_total{job=\"sh\",result=\"success\"}", 0.0),
+        ("retry_last_attempts{job=\"sh\"}", 0.0),
+        ("retry_last_exit_status{job=\"sh\"}", 75.0),
+        ("retry_attempts_total{job=\"sh\"}", 1.0),
+    ] {
+        assert_eq!(value(&text, series), Some(want), "{series}: {text}");
+    }
+}
