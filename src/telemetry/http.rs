@@ -37,6 +37,9 @@ pub enum Failure {
 /// # Errors
 /// [`Failure::Stopped`], [`Failure::TimedOut`], or [`Failure::Other`] for a lookup, connect,
 /// I/O error, a malformed response or a status outside 2xx.
+// Kept out of the start-up path: see the note on code layout in `crate::telemetry`.
+#[cold]
+#[inline(never)]
 pub fn post(
     url: &url::Url,
     headers: &[(&str, &str)],

@@ -96,6 +96,8 @@ impl Carried {
     ///
     /// # Errors
     /// Why the text does not parse, or a carried value that is negative or not finite.
+    #[cold]
+    #[inline(never)]
     pub fn read(text: &str, job: &str) -> Result<Carried, String> {
         let mut carried = Carried::default();
         for sample in prom_parse::parse(text)? {
@@ -143,6 +145,8 @@ fn epoch_secs(t: SystemTime) -> f64 {
 }
 
 /// The file for `run` on top of what `before` carried over.
+#[cold]
+#[inline(never)]
 pub fn render(run: &RunRecord, before: &Carried) -> String {
     let job = format!("job=\"{}\"", escape_label(&run.job));
     let ended = epoch_secs(run.ended);
@@ -221,6 +225,9 @@ fn split(path: &Path) -> Result<(PathBuf, std::ffi::OsString), String> {
 ///
 /// # Errors
 /// One line saying why the file could not be written or renamed.
+// Kept out of the start-up path: see the note on code layout in `crate::telemetry`.
+#[cold]
+#[inline(never)]
 pub fn write(path: &Path, run: &RunRecord) -> Result<Option<String>, String> {
     let (dir, name) = split(path)?;
     // O_DIRECTORY: a FIFO (or anything else) in the directory's place is refused at once

@@ -3,6 +3,11 @@
 //! variables ask for one ([`otlp`], [`spans`], [`http`]), with the trace context handed to
 //! every attempt and hook in `TRACEPARENT` / `TRACESTATE` ([`traceparent`]).
 //!
+//! Code layout: everything that runs only when telemetry is asked for (the file's writing
+//! and parsing, the encoding, the HTTP exchange) is `#[cold]` and never inlined, so that none
+//! of it is inlined into the code every run goes through (the command line's reading, the
+//! supervisor), which a plain `retry -- true` pages in.
+//!
 //! Self-contained: it knows neither the command line nor the supervisor. [`Settings`] is read
 //! once, from the flags and the environment; [`Telemetry`] records the run as the supervisor
 //! tells it and writes and sends it at the end. Without `--metrics-file` and without an OTLP
@@ -75,6 +80,26 @@ impl Settings {
     ) -> Result<Settings, String> {
         let mut settings = Settings::default();
         if let Some(path) = metrics_file {
+            settings.metrics_from(path, metrics_job, command)?;
+        }
+        let from_env = otlp::from_env(&var);
+        if from_env.exporter.is_some() || !from_env.warnings.is_empty() {
+            settings.traces_from(from_env, trace_args, &var);
+        }
+        Ok(settings)
+    }
+
+    /// The `--metrics-file` part of [`Settings::new`].
+    #[cold]
+    #[inline(never)]
+    fn metrics_from(
+        &mut self,
+        path: PathBuf,
+        metrics_job: Option<String>,
+        command: &[OsString],
+    ) -> Result<(), String> {
+        let settings = self;
+        {
             if path.file_name().is_none() {
                 return Err(format!(
                     "invalid value '{}' for --metrics-file: it names no file",
@@ -99,21 +124,31 @@ impl Settings {
             };
             settings.metrics = Some(Metrics { path, job });
         }
-        let from_env = otlp::from_env(&var);
-        settings.warnings.extend(from_env.warnings);
+        Ok(())
+    }
+
+    /// The trace part of [`Settings::new`], once the `OTEL_*` variables said something.
+    #[cold]
+    #[inline(never)]
+    fn traces_from(
+        &mut self,
+        from_env: otlp::FromEnv,
+        trace_args: bool,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) {
+        self.warnings.extend(from_env.warnings);
         if let Some(exporter) = from_env.exporter {
             let parent = var("TRACEPARENT").and_then(|v| SpanContext::parse(v.trim()));
             let tracestate = parent
                 .and(var("TRACESTATE"))
                 .and_then(|v| traceparent::tracestate(&v));
-            settings.traces = Some(Traces {
+            self.traces = Some(Traces {
                 exporter,
                 parent,
                 tracestate,
                 args: trace_args,
             });
         }
-        Ok(settings)
     }
 }
 
@@ -177,7 +212,7 @@ impl Telemetry {
     }
 
     /// Attempt `number` starts: the variables that name its span (`TRACEPARENT`, and
-    /// `TRACESTATE` when there is one); none without a trace.
+    /// `TRACESTATE`, empty when the trace has none); none without a trace.
     pub fn attempt_start(&mut self, number: u64) -> Vec<(&'static str, String)> {
         self.attempts += 1;
         match &mut self.trace {
@@ -255,6 +290,16 @@ impl Telemetry {
     /// trace (bounded by `OTEL_EXPORTER_OTLP_TIMEOUT`, and ended at once by a stop signal).
     /// `stop` is the stop signal's name when one ended the run.
     pub fn finish(&mut self, exit_status: u8, result: RunResult, stop: Option<String>) -> Said {
+        if self.settings.metrics.is_none() && self.trace.is_none() {
+            return Said::default();
+        }
+        self.write_and_send(exit_status, result, stop)
+    }
+
+    /// [`Telemetry::finish`] when there is something to write or send.
+    #[cold]
+    #[inline(never)]
+    fn write_and_send(&mut self, exit_status: u8, result: RunResult, stop: Option<String>) -> Said {
         let mut said = Said::default();
         if let Some(m) = &self.settings.metrics {
             let record = metrics::RunRecord {
@@ -293,19 +338,22 @@ impl Telemetry {
     }
 }
 
-/// `TRACEPARENT` for `context`, and `TRACESTATE` when there is one.
+/// `TRACEPARENT` for `context`, and `TRACESTATE`: the trace's, or empty without one, so that a
+/// `TRACESTATE` retry was given beside an invalid `TRACEPARENT` (the state of another trace)
+/// does not reach the command with retry's new trace.
 fn carriers(context: SpanContext, tracestate: Option<&str>) -> Vec<(&'static str, String)> {
-    let mut env = vec![("TRACEPARENT", context.traceparent())];
-    if let Some(state) = tracestate {
-        env.push(("TRACESTATE", state.to_string()));
-    }
-    env
+    vec![
+        ("TRACEPARENT", context.traceparent()),
+        ("TRACESTATE", tracestate.unwrap_or_default().to_string()),
+    ]
 }
 
 /// Sends `request` to the exporter's URL within its timeout.
 ///
 /// # Errors
 /// Why it was not accepted, in words.
+#[cold]
+#[inline(never)]
 pub fn export(
     exporter: &otlp::Exporter,
     request: &opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest,
@@ -417,6 +465,14 @@ mod tests {
         assert_ne!(first, second);
         assert_eq!(first[0].1[..35], second[0].1[..35], "same trace");
         assert_eq!(t.attempts(), 2);
+        // A state without a valid parent is another trace's: the attempt gets none.
+        let s = settings(
+            None,
+            None,
+            &[on, ("TRACEPARENT", "junk"), ("TRACESTATE", "a=b")],
+        );
+        let env = Telemetry::start(&s.unwrap(), "id", &["curl".into()]).attempt_start(1);
+        assert_eq!(env[1], ("TRACESTATE", String::new()));
         let off = Telemetry::start(&Settings::default(), "id", &[]).attempt_start(1);
         assert!(off.is_empty());
     }

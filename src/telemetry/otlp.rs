@@ -40,6 +40,8 @@ impl Protocol {
     }
 
     /// `request` in this encoding.
+    #[cold]
+    #[inline(never)]
     pub fn encode(self, request: &ExportTraceServiceRequest) -> Vec<u8> {
         match self {
             Protocol::Protobuf => request.encode_to_vec(),
@@ -81,12 +83,23 @@ pub struct FromEnv {
 /// specification says.
 pub fn from_env(var: impl Fn(&str) -> Option<String>) -> FromEnv {
     let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
-    let mut out = FromEnv::default();
     let traces_endpoint = var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
     let endpoint = var("OTEL_EXPORTER_OTLP_ENDPOINT");
     if traces_endpoint.is_none() && endpoint.is_none() {
-        return out;
+        return FromEnv::default();
     }
+    configure(&var, traces_endpoint, endpoint)
+}
+
+/// [`from_env`] once an endpoint is set.
+#[cold]
+#[inline(never)]
+fn configure(
+    var: &dyn Fn(&str) -> Option<String>,
+    traces_endpoint: Option<String>,
+    endpoint: Option<String>,
+) -> FromEnv {
+    let mut out = FromEnv::default();
     if var("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
         return out;
     }

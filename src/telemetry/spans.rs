@@ -97,6 +97,8 @@ impl Trace {
     /// in its trace and with its flags, else a new trace, sampled. `program` names the attempt
     /// spans; `args` (the command and its arguments) are recorded only when given
     /// (`--trace-args`). `seed` seeds the span ids (the operating system's randomness).
+    #[cold]
+    #[inline(never)]
     pub fn new(
         parent: Option<SpanContext>,
         tracestate: Option<String>,
@@ -196,6 +198,8 @@ impl Trace {
 
     /// The export request for the run that ends now with `exit_code` (`error_type` when not 0),
     /// with `resource` attributes (`service.name` first).
+    #[cold]
+    #[inline(never)]
     pub fn request(
         &self,
         exit_code: u8,
