@@ -335,3 +335,40 @@ fn a_stop_signal_during_the_export_ends_retry_at_once() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(stderr.contains("a stop signal arrived"), "{stderr}");
 }
+
+#[test]
+fn hostile_otel_values_are_one_warning_each_and_never_reach_the_wire() {
+    let receiver = Receiver::start("answer");
+    let out = retry()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        // A header that would smuggle a second one, and one that is fine.
+        .env(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "x-ok=1,x-evil=a\r\nX-Injected: yes",
+        )
+        // Too large for any clock: the default is used.
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "99999999999999999999999")
+        .env("OTEL_RESOURCE_ATTRIBUTES", "broken")
+        .env("OTEL_SERVICE_NAME", "s\u{1b}[31m")
+        .args(["-n", "0", "--", "sh", "-c", "exit 6"])
+        .assert()
+        .code(6)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 3, "{stderr}");
+    assert!(
+        warnings[0].contains("OTEL_EXPORTER_OTLP_TIMEOUT"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    let requests = receiver.requests(1);
+    let headers = &requests[0]["headers"];
+    // The variable with a bad entry sends none of its headers.
+    assert!(headers.get("x-injected").is_none(), "{headers}");
+    assert!(headers.get("x-evil").is_none(), "{headers}");
+    assert!(headers.get("x-ok").is_none(), "{headers}");
+    let resource = &requests[0]["request"]["resourceSpans"][0]["resource"]["attributes"];
+    assert_eq!(string(attr_in(resource, "service.name")), "s\u{1b}[31m");
+}
