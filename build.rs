@@ -9,6 +9,11 @@
 //! inside the binary, and the linker's `--as-needed` then drops `libgcc_s.so.1`. Done only when
 //! the C compiler that links (`$CC`, else `cc`) has `libgcc_eh.a`, and not when
 //! cross-compiling; otherwise nothing changes. See "Start-up and memory" in docs/performance.md.
+//!
+//! It also sets the cfg `linux_native` when building for Linux without the `portable` feature:
+//! the code that supervises with Linux's own interfaces (signalfd, pidfd, the vfork clone, the
+//! child subreaper and `/proc`) is behind it, and the portable code that macOS and FreeBSD use
+//! is behind `not(linux_native)` (see docs/platforms.md).
 
 use std::path::Path;
 use std::process::Command;
@@ -17,6 +22,11 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=CC");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
+    println!("cargo::rustc-check-cfg=cfg(linux_native)");
+    if var("CARGO_CFG_TARGET_OS") == "linux" && std::env::var_os("CARGO_FEATURE_PORTABLE").is_none()
+    {
+        println!("cargo::rustc-cfg=linux_native");
+    }
     let crt_static = var("CARGO_CFG_TARGET_FEATURE")
         .split(',')
         .any(|feature| feature == "crt-static");

@@ -31,6 +31,22 @@ impl Default for StopSignal {
     }
 }
 
+/// The real-time signals, `SIGRTMIN..=SIGRTMAX`, where the system has them (Linux: as the C
+/// library gives them, after the ones it keeps for itself; FreeBSD: 65-126); macOS has none.
+pub fn realtime_range() -> Option<(i32, i32)> {
+    #[cfg(target_os = "linux")]
+    return Some((libc::SIGRTMIN(), libc::SIGRTMAX()));
+    #[cfg(target_os = "freebsd")]
+    return Some((65, 126));
+    #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
+    return None;
+}
+
+/// The highest signal number: `SIGRTMAX`, or 31 without real-time signals (macOS).
+pub fn max_signal() -> i32 {
+    realtime_range().map_or(31, |(_, max)| max)
+}
+
 /// Aliases coreutils takes besides the names the system gives.
 const ALIASES: [(&str, i32); 4] = [
     ("EXIT", 0),
@@ -49,7 +65,7 @@ impl FromStr for StopSignal {
     /// The one-line reason, for clap to show with the flag and the value.
     fn from_str(text: &str) -> Result<StopSignal, String> {
         let text = text.trim();
-        let max = libc::SIGRTMAX();
+        let max = max_signal();
         let invalid = || {
             format!(
                 "expected a signal name (INT, SIGINT, RTMIN+1) or number (0-{max}), as for \
@@ -85,7 +101,7 @@ impl FromStr for StopSignal {
 
 /// `RTMIN`, `RTMIN+N`, `RTMAX`, `RTMAX-N`, within `SIGRTMIN..=SIGRTMAX`.
 fn realtime(name: &str) -> Option<i32> {
-    let (min, max) = (libc::SIGRTMIN(), libc::SIGRTMAX());
+    let (min, max) = realtime_range()?;
     let offset = |rest: &str, sign: char| -> Option<i32> {
         match rest.strip_prefix(sign) {
             None if rest.is_empty() => Some(0),
@@ -106,7 +122,7 @@ fn realtime(name: &str) -> Option<i32> {
 impl fmt::Display for StopSignal {
     /// `SIGINT`, `SIGRTMIN+2`, `0 (none)`, or the bare number of a signal without a name.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (min, max) = (libc::SIGRTMIN(), libc::SIGRTMAX());
+        let (min, max) = realtime_range().unwrap_or((i32::MAX, i32::MAX));
         match self.0 {
             0 => f.write_str("0 (none)"),
             n if n == min => f.write_str("SIGRTMIN"),
@@ -137,18 +153,24 @@ mod tests {
         assert_eq!(parse("EXIT"), Ok(0));
         assert_eq!(parse("KILL"), Ok(9));
         assert_eq!(parse("CLD"), Ok(libc::SIGCHLD));
-        assert_eq!(parse("RTMIN"), Ok(libc::SIGRTMIN()));
-        assert_eq!(parse("SIGRTMIN+2"), Ok(libc::SIGRTMIN() + 2));
-        assert_eq!(parse("RTMAX-1"), Ok(libc::SIGRTMAX() - 1));
-        assert_eq!(parse(&libc::SIGRTMAX().to_string()), Ok(libc::SIGRTMAX()));
-        let span = libc::SIGRTMAX() - libc::SIGRTMIN();
-        assert_eq!(parse(&format!("RTMIN+{span}")), Ok(libc::SIGRTMAX()));
+        let max = max_signal();
+        assert_eq!(parse(&max.to_string()), Ok(max));
+        let mut span = 0;
+        if let Some((min, max)) = realtime_range() {
+            assert_eq!(parse("RTMIN"), Ok(min));
+            assert_eq!(parse("SIGRTMIN+2"), Ok(min + 2));
+            assert_eq!(parse("RTMAX-1"), Ok(max - 1));
+            span = max - min;
+            assert_eq!(parse(&format!("RTMIN+{span}")), Ok(max));
+        } else {
+            assert!(parse("RTMIN").is_err());
+        }
         for bad in [
             "",
             "invalid",
             "-1",
             "+2",
-            "65",
+            &(max + 1).to_string(),
             "99999999999999999999",
             "SIG",
             "RTMIN-1",
@@ -167,8 +189,10 @@ mod tests {
     fn shows_names() {
         assert_eq!(StopSignal::TERM.to_string(), "SIGTERM");
         assert_eq!(StopSignal(0).to_string(), "0 (none)");
-        assert_eq!(StopSignal(libc::SIGRTMIN() + 3).to_string(), "SIGRTMIN+3");
-        for n in 0..=libc::SIGRTMAX() {
+        if let Some((min, _)) = realtime_range() {
+            assert_eq!(StopSignal(min + 3).to_string(), "SIGRTMIN+3");
+        }
+        for n in 0..=max_signal() {
             let shown = StopSignal(n).to_string();
             let name = shown.split(' ').next().unwrap();
             assert_eq!(parse(name), Ok(n), "{shown}");

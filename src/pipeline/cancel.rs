@@ -5,7 +5,6 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use nix::fcntl::OFlag;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 /// A one-shot cancellation shared by an attempt's I/O threads.
@@ -22,7 +21,7 @@ impl Cancel {
     /// # Errors
     /// When the pipe cannot be created.
     pub fn new() -> io::Result<Cancel> {
-        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+        let (read, write) = crate::process::cloexec_pipe()?;
         Ok(Cancel {
             flag: AtomicBool::new(false),
             read,

@@ -35,6 +35,7 @@ use crate::process::Piped;
 use crate::spool::Spool;
 
 /// Pipe size asked for on Linux: fewer, larger reads and writes per byte copied.
+#[cfg(target_os = "linux")]
 const PIPE_SIZE: i32 = 1 << 20;
 
 /// Grows a pipe to [`PIPE_SIZE`] where the system allows (Linux; up to

@@ -1,6 +1,7 @@
 //! Starting an attempt or a hook: its descriptors, process group, signal mask and death with
-//! retry. On Linux through [`super::vfork`] (no `fork` of retry's memory); elsewhere through
-//! std's `Command` with a `pre_exec` closure.
+//! retry, through the set-up of [`super::child`]: on Linux with the vfork clone of
+//! [`super::vfork`] (no copy of retry's memory) while it is allowed, elsewhere, in the
+//! `portable` build and once the clone was refused, with `fork` and `exec` ([`super::fork`]).
 
 use std::ffi::OsString;
 use std::io;
@@ -20,18 +21,6 @@ pub enum LaunchError {
     /// or `fork` failed), the child's set-up before exec failed. retry's own failure (125),
     /// as coreutils `timeout` exits 125 when its `fork` fails.
     Own(io::Error),
-}
-
-impl LaunchError {
-    /// Classifies a launch error that says only its errno (std's `Command`, outside Linux):
-    /// running out of processes, memory or descriptors is retry's own failure.
-    #[cfg(not(target_os = "linux"))]
-    fn of(e: io::Error) -> LaunchError {
-        match e.raw_os_error() {
-            Some(libc::EAGAIN | libc::ENOMEM | libc::EMFILE | libc::ENFILE) => LaunchError::Own(e),
-            _ => LaunchError::Command(e),
-        }
-    }
 }
 
 /// A started attempt and the pipes asked for with [`Piped`].
@@ -89,16 +78,12 @@ pub fn spawn_hook(script: &str, env: &[(&str, String)]) -> io::Result<Attempt> {
     })
 }
 
-#[cfg(target_os = "linux")]
 mod imp {
     use std::ffi::OsString;
     use std::fs::File;
     use std::os::fd::{AsRawFd, OwnedFd};
 
-    use nix::fcntl::OFlag;
-    use nix::unistd::pipe2;
-
-    use super::super::vfork::{self, Failed, Prepared, Stdio};
+    use super::super::child::{self, Failed, Prepared, Stdio};
     use super::{Attempt, GroupMode, LaunchError, Pid, Spawned};
 
     impl From<Failed> for LaunchError {
@@ -108,6 +93,20 @@ mod imp {
                 Failed::Own(e) => LaunchError::Own(e),
             }
         }
+    }
+
+    /// Starts the plan: with the vfork clone on Linux (native build) while it is allowed,
+    /// else (and from the first refusal on) with `fork` and `exec`.
+    fn start(plan: &Prepared) -> Result<libc::pid_t, Failed> {
+        #[cfg(linux_native)]
+        if super::super::vfork::usable() {
+            match super::super::vfork::spawn(plan) {
+                Ok(pid) => return Ok(pid),
+                Err(super::super::vfork::Error::Failed(failed)) => return Err(failed),
+                Err(super::super::vfork::Error::Refused) => {}
+            }
+        }
+        super::super::fork::spawn(plan)
     }
 
     pub(super) fn spawn(
@@ -122,8 +121,7 @@ mod imp {
         let mut pipes: [Option<(OwnedFd, OwnedFd)>; 3] = [None, None, None];
         for fd in 0..3 {
             if want[fd] {
-                let (read, write) =
-                    pipe2(OFlag::O_CLOEXEC).map_err(|e| LaunchError::Own(e.into()))?;
+                let (read, write) = super::super::cloexec_pipe().map_err(LaunchError::Own)?;
                 pipes[fd] = Some(if fd == 0 {
                     (read, write)
                 } else {
@@ -138,12 +136,12 @@ mod imp {
         });
         let plan = Prepared::new(
             argv,
-            &vfork::environment(env),
+            &child::environment(env),
             mode == GroupMode::Own,
             stdio,
         )
         .map_err(LaunchError::Command)?;
-        let pid = vfork::spawn(&plan)?;
+        let pid = start(&plan)?;
         let [stdin, stdout, stderr] = pipes.map(|p| p.map(|(_child, ours)| ours));
         Ok(Spawned {
             attempt: Attempt::new(Pid::from_raw(pid), mode),
@@ -169,108 +167,9 @@ mod imp {
             ]
         };
         let argv = ["sh", "-c", script].map(OsString::from);
-        let plan = Prepared::new(&argv, &vfork::environment(env), true, stdio)
+        let plan = Prepared::new(&argv, &child::environment(env), true, stdio)
             .map_err(LaunchError::Command)?;
-        let pid = vfork::spawn(&plan)?;
+        let pid = start(&plan)?;
         Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own))
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-mod imp {
-    use std::ffi::{OsStr, OsString};
-    use std::io;
-    use std::os::fd::AsFd;
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-
-    use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
-
-    use super::{Attempt, GroupMode, LaunchError, Pid, Spawned};
-
-    pub(super) fn spawn(
-        argv: &[OsString],
-        env: &[(&str, String)],
-        mode: GroupMode,
-        closed: [bool; 3],
-        want: [bool; 3],
-    ) -> Result<Spawned, LaunchError> {
-        let (program, args) = argv.split_first().ok_or_else(|| {
-            LaunchError::Command(io::Error::new(io::ErrorKind::InvalidInput, "no command"))
-        })?;
-        let mut cmd = supervised(program, env, mode, closed);
-        cmd.args(args);
-        if want[0] {
-            cmd.stdin(Stdio::piped());
-        }
-        if want[1] {
-            cmd.stdout(Stdio::piped());
-        }
-        if want[2] {
-            cmd.stderr(Stdio::piped());
-        }
-        let mut child = cmd.spawn().map_err(LaunchError::of)?;
-        let pid = i32::try_from(child.id()).map_err(|e| LaunchError::Own(io::Error::other(e)))?;
-        Ok(Spawned {
-            attempt: Attempt::new(Pid::from_raw(pid), mode),
-            stdin: child.stdin.take(),
-            stdout: child.stdout.take(),
-            stderr: child.stderr.take(),
-        })
-    }
-
-    pub(super) fn spawn_hook(
-        script: &str,
-        env: &[(&str, String)],
-        no_stderr: bool,
-    ) -> Result<Attempt, LaunchError> {
-        let mut cmd = supervised(
-            OsStr::new("sh"),
-            env,
-            GroupMode::Own,
-            [false, no_stderr, no_stderr],
-        );
-        cmd.arg("-c").arg(script).stdin(Stdio::null()).stdout(
-            io::stderr()
-                .as_fd()
-                .try_clone_to_owned()
-                .map_err(LaunchError::Own)?,
-        );
-        let child = cmd.spawn().map_err(LaunchError::of)?;
-        let pid = i32::try_from(child.id()).map_err(|e| LaunchError::Own(io::Error::other(e)))?;
-        Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own))
-    }
-
-    fn supervised(
-        program: &OsStr,
-        env: &[(&str, String)],
-        mode: GroupMode,
-        close: [bool; 3],
-    ) -> Command {
-        let mut cmd = Command::new(program);
-        for (key, value) in env {
-            cmd.env(key, value);
-        }
-        if mode == GroupMode::Own {
-            cmd.process_group(0);
-        }
-        // Prepared here: the closure only copies it.
-        let dispositions = super::super::dispositions::for_children();
-        // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
-        // system calls (close, sigprocmask, signal); it allocates nothing and takes no locks.
-        // It runs after std's own reset of SIGPIPE to the default, which it overrides.
-        unsafe {
-            cmd.pre_exec(move || {
-                for fd in (0..3).filter(|&fd| close[fd as usize]) {
-                    libc::close(fd);
-                }
-                for &(signal, handler) in &dispositions {
-                    libc::signal(signal, handler);
-                }
-                sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
-                Ok(())
-            });
-        }
-        cmd
     }
 }

@@ -1,19 +1,42 @@
 //! One attempt's process: how it ended, and (in `unix.rs`) spawning, process groups, terminal
-//! detection, signalling and stopping its whole tree (found by `tree.rs`); `stdio.rs` knows
-//! which standard descriptors were closed at start, `dispositions.rs` which signals were
-//! ignored.
+//! detection, signalling and stopping its whole tree; `stdio.rs` knows which standard
+//! descriptors were closed at start, `dispositions.rs` which signals were ignored.
+//!
+//! Spawning (`launch.rs`) runs the child's set-up of `child.rs` after the vfork clone of
+//! `vfork.rs` (Linux, native build) or after `fork` (`fork.rs`: macOS, FreeBSD, the `portable`
+//! build, and Linux once the clone was refused). What an attempt's tree is beyond its process
+//! group is per OS, chosen here: `linux.rs` (subreaper, `/proc` through `tree.rs`),
+//! `freebsd.rs` (`procctl` reaper), `portable.rs` (macOS and the `portable` build: the group).
 
+#[cfg(unix)]
+mod child;
 #[cfg(unix)]
 pub mod dispositions;
 #[cfg(unix)]
+mod fork;
+#[cfg(target_os = "freebsd")]
+mod freebsd;
+#[cfg(unix)]
 mod launch;
+#[cfg(linux_native)]
+mod linux;
+#[cfg(all(unix, not(any(linux_native, target_os = "freebsd"))))]
+mod portable;
 mod stdio;
-#[cfg(target_os = "linux")]
+#[cfg(linux_native)]
 mod tree;
 #[cfg(unix)]
 mod unix;
-#[cfg(target_os = "linux")]
-pub mod vfork;
+#[cfg(linux_native)]
+mod vfork;
+
+#[cfg(target_os = "freebsd")]
+use freebsd as os;
+#[cfg(linux_native)]
+use linux as os;
+#[cfg(all(unix, not(any(linux_native, target_os = "freebsd"))))]
+use portable as os;
+
 #[cfg(unix)]
 pub use launch::{LaunchError, Spawned, spawn, spawn_hook};
 pub use stdio::closed_at_start;
@@ -24,6 +47,36 @@ pub use unix::*;
 compile_error!("retry supervises processes with Unix signals and process groups: Unix only");
 
 use crate::status::{self, CANNOT_EXECUTE, KILLED, NOT_FOUND, TIMED_OUT};
+
+/// The pidfd that the vfork clone gave for child `pid` (Linux 5.2, native build), for the
+/// event loop to watch instead of opening one; `None` when there is none (then it opens one).
+#[cfg(linux_native)]
+pub fn take_pidfd(pid: i32) -> Option<std::os::fd::OwnedFd> {
+    vfork::take_pidfd(pid)
+}
+
+/// A pipe (read end, write end), both ends close-on-exec.
+///
+/// # Errors
+/// When the system has no descriptors left.
+#[cfg(unix)]
+pub fn cloexec_pipe() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    #[cfg(not(target_os = "macos"))]
+    {
+        Ok(nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?)
+    }
+    // macOS has no pipe2: the flag is set just after. Only the thread that spawns runs
+    // children, so none can inherit the ends in between.
+    #[cfg(target_os = "macos")]
+    {
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        let (read, write) = nix::unistd::pipe()?;
+        for fd in [&read, &write] {
+            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
+        }
+        Ok((read, write))
+    }
+}
 
 /// Which of an attempt's standard streams are pipes to retry (the others are inherited).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

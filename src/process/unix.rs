@@ -44,27 +44,14 @@ impl GroupMode {
     }
 }
 
-/// Makes retry a child subreaper (Linux), so processes orphaned inside an attempt's tree are
-/// re-parented to retry and can still be found and stopped, and notes the children retry
-/// already had (not its to stop). Elsewhere a no-op. Call once, before the first attempt.
+/// Makes retry the reaper of its descendants where the system has one (Linux
+/// `PR_SET_CHILD_SUBREAPER`, FreeBSD `PROC_REAP_ACQUIRE`), so processes orphaned inside an
+/// attempt's tree are re-parented to retry and can still be found and stopped, and notes the
+/// children retry already had (not its to stop). Elsewhere (macOS, the `portable` build) a
+/// no-op: the attempt's process group is all retry can reach. Call once, before the first
+/// attempt.
 pub fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    {
-        let _ = nix::sys::prctl::set_child_subreaper(true);
-        super::tree::record_inherited(has_children());
-    }
-}
-
-/// retry's live descendants that are its to stop: the running attempt's or hook's processes.
-#[cfg(target_os = "linux")]
-fn descendants() -> Vec<Pid> {
-    super::tree::descendants()
-}
-
-/// Without a process table to read, nothing beyond the process group can be found.
-#[cfg(not(target_os = "linux"))]
-fn descendants() -> Vec<Pid> {
-    Vec::new()
+    super::os::become_reaper();
 }
 
 /// A running attempt: its pid, valid until [`Attempt::try_reap`] returns its status.
@@ -114,14 +101,14 @@ impl Attempt {
     /// Sends signal number `signal` (real-time ones included) to every process of the
     /// attempt while its own process is not yet reaped: its process group in
     /// [`GroupMode::Own`] (the child alone in [`GroupMode::Shared`]), then every descendant of
-    /// retry found under `/proc` (Linux), which takes in processes that moved to another group
-    /// or session.
+    /// retry that the system lists (Linux: `/proc`; FreeBSD: the reaper's), which takes in
+    /// processes that moved to another group or session.
     pub fn signal_tree(&self, signal: i32) {
         match self.mode {
             GroupMode::Own => send_group(self.pid, signal),
             GroupMode::Shared => send(self.pid, signal),
         }
-        for pid in descendants() {
+        for pid in super::os::descendants() {
             if pid != self.pid {
                 send(pid, signal);
             }
@@ -142,8 +129,8 @@ impl Attempt {
     }
 
     /// After the attempt's own process was reaped: sends signal number `signal` to whatever
-    /// is left of its tree (Linux: retry's descendants; elsewhere: its process group in
-    /// [`GroupMode::Own`]). Returns whether anything was left to signal.
+    /// is left of its tree (Linux, FreeBSD: retry's descendants; elsewhere: its process group
+    /// in [`GroupMode::Own`]). Returns whether anything was left to signal.
     pub fn signal_rest(&self, signal: i32) -> bool {
         self.rest(Some(signal))
     }
@@ -154,29 +141,8 @@ impl Attempt {
         self.rest(None)
     }
 
-    #[cfg(target_os = "linux")]
     fn rest(&self, signal: Option<i32>) -> bool {
-        // Whatever is left hangs below a child of retry (orphans come to the subreaper): with
-        // no child at all, nothing is left, and the process table need not be read.
-        if !has_children() {
-            return false;
-        }
-        // Its pid may belong to another process by now: only the process table is asked.
-        let rest = descendants();
-        if let Some(signal) = signal {
-            for &pid in &rest {
-                send(pid, signal);
-            }
-        }
-        !rest.is_empty()
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn rest(&self, signal: Option<i32>) -> bool {
-        // A group's id is not reused while the group has members. Signal 0 only asks.
-        // SAFETY: killpg with a group id and a signal number has no memory effects.
-        self.mode == GroupMode::Own
-            && unsafe { libc::killpg(self.pid.as_raw(), signal.unwrap_or(0)) } == 0
+        super::os::rest(self.pid, self.mode, signal)
     }
 
     /// Reaps every child that has ended (orphans adopted as subreaper included) and returns
@@ -187,7 +153,7 @@ impl Attempt {
 }
 
 /// Sends signal number `signal` to process `pid` (errors ignored: it may have ended).
-fn send(pid: Pid, signal: i32) {
+pub(super) fn send(pid: Pid, signal: i32) {
     // SAFETY: kill with a pid and a signal number has no memory effects.
     unsafe { libc::kill(pid.as_raw(), signal) };
 }
@@ -196,24 +162,6 @@ fn send(pid: Pid, signal: i32) {
 fn send_group(pid: Pid, signal: i32) {
     // SAFETY: killpg with a group id and a signal number has no memory effects.
     unsafe { libc::killpg(pid.as_raw(), signal) };
-}
-
-/// Whether retry has any child, live or ended and not yet reaped (`waitid` with `WNOWAIT`
-/// reaps nothing; it fails with ECHILD when there is none).
-#[cfg(target_os = "linux")]
-fn has_children() -> bool {
-    // SAFETY: waitid with a zeroed siginfo_t to write into; WNOHANG never blocks and WNOWAIT
-    // leaves any child's status to be reaped later.
-    let rc = unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        libc::waitid(
-            libc::P_ALL,
-            0,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    !(rc == -1 && Errno::last() == Errno::ECHILD)
 }
 
 /// Reaps ended children that are not a running attempt (orphans adopted as subreaper).
@@ -270,7 +218,7 @@ pub fn is_ignored(signal: i32) -> bool {
 /// end the process (a signal whose default action is not to terminate).
 pub fn die_by_signal(signal: i32) {
     // Raw numbers, not nix's `Signal`: real-time signals (SIGRTMIN..=SIGRTMAX) must pass too.
-    if !(1..=libc::SIGRTMAX()).contains(&signal)
+    if !(1..=crate::stop_signal::max_signal()).contains(&signal)
         || [libc::SIGSTOP, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU].contains(&signal)
     {
         return;

@@ -65,11 +65,13 @@ impl Events {
         })
     }
 
-    /// Watches child `pid` (the running attempt or hook) through a pidfd (Linux 5.3), so its
-    /// end wakes the wait even if SIGCHLD was coalesced with another. Without pidfds (an older
-    /// kernel) SIGCHLD alone does it.
+    /// Watches child `pid` (the running attempt or hook) through a pidfd, so its end wakes the
+    /// wait even if SIGCHLD was coalesced with another: the one its clone gave
+    /// (`CLONE_PIDFD`, Linux 5.2), else one from `pidfd_open` (Linux 5.3). Without either (an
+    /// older kernel, a seccomp filter that refuses them) SIGCHLD alone does it, which the
+    /// signalfd always reads.
     pub fn watch_child(&self, pid: i32) {
-        *self.child.borrow_mut() = pidfd(pid);
+        *self.child.borrow_mut() = crate::process::take_pidfd(pid).or_else(|| pidfd(pid));
     }
 
     /// Stops watching: call once the child is reaped (its pidfd stays readable).

@@ -1,8 +1,12 @@
-//! Signals and child ends as events for the supervisor, which waits on them with a time limit.
+//! Signals and child ends as events for the supervisor, which waits on them with a time limit,
+//! on its one thread, the same interface on every system (chosen here by `cfg`):
 //!
-//! On Linux (`linux.rs`) one thread does everything: the signals are blocked and read from a
-//! `signalfd`, the running attempt's end from a `pidfd`, and every wait is the timeout of one
-//! `ppoll`. Elsewhere (`portable.rs`) a signal-hook thread feeds a channel.
+//! - Linux (`linux.rs`): the signals are blocked and read from a `signalfd`, the running
+//!   attempt's end from a `pidfd`, and every wait is the timeout of one `ppoll`.
+//! - macOS and FreeBSD (`portable.rs` with `kqueue.rs`), and the `portable` build on Linux
+//!   (`portable.rs` with `poll.rs`): a `SA_SIGINFO` handler writes each signal into a
+//!   self-pipe, which the loop waits on with `kevent` (which also watches the attempt's end,
+//!   `EVFILT_PROC`) or `poll`.
 //!
 //! retry's signal mask is cleared at start: the mask survives `exec`, and some parents leave
 //! signals blocked; with SIGCHLD or TERM blocked, neither an attempt's end nor a TERM would be
@@ -29,16 +33,31 @@
 //! so that a terminal's Ctrl-C spares background jobs, and `nohup` ignores HUP; retry keeps
 //! both promises. (coreutils `timeout` 9.1 catches INT, QUIT, HUP and TERM whatever their
 //! disposition, so its command gets them at their default action.) They are not blocked
-//! either: Linux queues a blocked signal even when it is ignored.
+//! either (Linux queues a blocked signal even when it is ignored), nor caught.
 
-#[cfg(target_os = "linux")]
+#[cfg(all(not(linux_native), any(target_os = "macos", target_os = "freebsd")))]
+mod kqueue;
+#[cfg(linux_native)]
 mod linux;
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(
+    not(linux_native),
+    not(any(target_os = "macos", target_os = "freebsd"))
+))]
+mod poll;
+#[cfg(not(linux_native))]
 mod portable;
 
-#[cfg(target_os = "linux")]
+#[cfg(all(not(linux_native), any(target_os = "macos", target_os = "freebsd")))]
+use kqueue as waiter;
+#[cfg(all(
+    not(linux_native),
+    not(any(target_os = "macos", target_os = "freebsd"))
+))]
+use poll as waiter;
+
+#[cfg(linux_native)]
 pub use linux::Events;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(linux_native))]
 pub use portable::Events;
 
 /// What a wait outside the event loop came to ([`wait_ready`]).
@@ -56,10 +75,33 @@ pub enum Ready {
 /// or read by it already (either way the run is ending). Always `false` before
 /// [`Events::listen`] (the signals then have their default action and end retry themselves).
 pub fn stop_arrived() -> bool {
-    #[cfg(target_os = "linux")]
+    #[cfg(linux_native)]
     return linux::stop_arrived();
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(linux_native))]
     return portable::stop_arrived();
+}
+
+/// The signals for which retry has installed a handler of its own (none on Linux's native
+/// path, which reads them from a signalfd): a child sets them back to the default before exec.
+pub fn caught() -> Vec<i32> {
+    #[cfg(linux_native)]
+    return Vec::new();
+    #[cfg(not(linux_native))]
+    return portable::caught();
+}
+
+/// Whether a signal whose `si_code` is `code` was sent by the kernel (a terminal's Ctrl-C,
+/// Ctrl-\ or hangup) rather than by a process (`kill`, `sigqueue`): Linux and FreeBSD say
+/// `SI_KERNEL`; on macOS, whose terminal signals carry no code of their own, whatever is not
+/// one of the `SI_USER`..`SI_MESGQ` codes a process or timer gives (not checked on a Mac here).
+#[cfg_attr(linux_native, allow(dead_code))]
+fn from_kernel(code: i32) -> bool {
+    #[cfg(target_os = "linux")]
+    return code == 0x80;
+    #[cfg(target_os = "freebsd")]
+    return code == 0x10006;
+    #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
+    return !(0x10001..=0x10005).contains(&code);
 }
 
 /// Waits until `fd` is ready for `events` (`POLLIN`, `POLLOUT`; an error or hang-up counts as
@@ -71,9 +113,9 @@ pub fn wait_ready(
     events: nix::poll::PollFlags,
     until: Option<std::time::Instant>,
 ) -> Ready {
-    #[cfg(target_os = "linux")]
+    #[cfg(linux_native)]
     return linux::wait_ready(fd, events, until);
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(linux_native))]
     return portable::wait_ready(fd, events, until);
 }
 
@@ -93,7 +135,7 @@ pub const PASS_ON_SIGNALS: [i32; 2] = [libc::SIGUSR1, libc::SIGUSR2];
 /// What the supervisor hears about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A child changed state (the attempt's pidfd became readable, or SIGCHLD): reap.
+    /// A child changed state (the attempt's pidfd or kqueue event, or SIGCHLD): reap.
     Child,
     /// retry received `signal`; `from_kernel` when the kernel sent it (a terminal's Ctrl-C,
     /// Ctrl-\ or hangup), not another process's `kill`.

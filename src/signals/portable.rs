@@ -1,100 +1,218 @@
-//! Signals as events outside Linux: a signal-hook thread feeding a channel (no signalfd or
-//! pidfd there); the attempt's end arrives as SIGCHLD.
+//! Signals as events without signalfd or pidfd (macOS, FreeBSD, the `portable` build on Linux),
+//! still on the supervisor's one thread: a `SA_SIGINFO` handler writes each signal, with
+//! whether the kernel sent it (`si_code`), as a two-byte record into a non-blocking pipe (the
+//! self-pipe trick), and the event loop waits on that pipe's read end, with its time limit, in
+//! [`super::Waiter`]: `poll` (`poll.rs`), or `kevent` on macOS and FreeBSD (`kqueue.rs`), which
+//! also watches the running attempt's end with `EVFILT_PROC`/`NOTE_EXIT`. The attempt's end
+//! otherwise arrives as SIGCHLD. No helper thread, no periodic wake-up.
+//!
+//! The handler makes only async-signal-safe calls (`write`) and saves `errno`. A stop signal
+//! also sets a flag and writes to a second pipe that nobody reads: it is readable exactly once
+//! a stop signal has arrived, which [`wait_ready`] watches beside its own descriptor.
+//!
+//! Handlers are installed with `SA_RESTART`, so the pipeline's threads see no `EINTR` from a
+//! signal that lands on them; every signal is blocked while one runs. A child has them reset
+//! to the default before its mask is cleared ([`caught`], `process/child.rs`).
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::ffi::{c_int, c_void};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::thread;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::Instant;
 
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use signal_hook::iterator::SignalsInfo;
-use signal_hook::iterator::exfiltrator::WithOrigin;
-use signal_hook::low_level::siginfo::Cause;
-
+use super::waiter::{Waiter, Woke};
 use super::{Event, Ready};
 
-/// The channel the signal thread feeds.
+/// The event pipe: (read end, write end), both non-blocking and close-on-exec.
+static EVENT_PIPE: OnceLock<(OwnedFd, OwnedFd)> = OnceLock::new();
+/// The stop pipe: written once per stop signal, never read.
+static STOP_PIPE: OnceLock<(OwnedFd, OwnedFd)> = OnceLock::new();
+/// The write ends as raw numbers, for the handler (-1 until [`Events::listen`]).
+static EVENT_WRITE: AtomicI32 = AtomicI32::new(-1);
+static STOP_WRITE: AtomicI32 = AtomicI32::new(-1);
+/// A stop signal has arrived (it ends the run: the flag is never cleared).
+static STOPPED: AtomicBool = AtomicBool::new(false);
+/// Bit `n` set: retry's handler is installed for signal `n`.
+static CAUGHT: AtomicU64 = AtomicU64::new(0);
+
+/// The event loop's side: the pipe's read end and the waiter.
 #[derive(Debug)]
 pub struct Events {
-    rx: Receiver<Event>,
+    read: BorrowedFd<'static>,
+    waiter: Waiter,
+    /// Records read from the pipe and not yet returned.
+    queued: RefCell<VecDeque<Event>>,
 }
 
 impl Events {
-    /// Clears the mask, installs the handlers and starts the signal thread. Call before any
-    /// other thread starts.
+    /// Clears the mask, sets SIGCHLD back to its default if ignored, and installs the handler
+    /// for the wanted signals (stop, pass-on and CHLD, less those ignored at start). Call
+    /// before any other thread starts.
     ///
     /// # Errors
-    /// When the mask cannot be set, a handler cannot be installed or the thread cannot start.
+    /// When the mask cannot be set, a pipe or the waiter cannot be made, or a handler cannot be
+    /// installed.
     pub fn listen() -> io::Result<Events> {
         super::clear_mask()?;
-        let mut signals = SignalsInfo::<WithOrigin>::new(super::wanted())?;
-        let (tx, rx) = channel();
-        if STOP_WAKE.get().is_none() {
-            let (read, write) = nix::unistd::pipe()?;
-            let _ = STOP_WAKE.set((read, write));
+        super::reap_own_children();
+        let events = pipe_once(&EVENT_PIPE)?;
+        let stops = pipe_once(&STOP_PIPE)?;
+        EVENT_WRITE.store(events.1.as_raw_fd(), Ordering::Release);
+        STOP_WRITE.store(stops.1.as_raw_fd(), Ordering::Release);
+        let waiter = Waiter::new(events.0.as_fd())?;
+        for signal in super::wanted() {
+            install(signal)?;
         }
-        thread::Builder::new()
-            .name("signals".into())
-            .spawn(move || {
-                for origin in signals.forever() {
-                    if super::STOP_SIGNALS.contains(&origin.signal) {
-                        STOPPED.store(true, Ordering::Release);
-                        if let Some((_, write)) = STOP_WAKE.get() {
-                            let _ = nix::unistd::write(write, b"x");
-                        }
-                    }
-                    let event = if origin.signal == libc::SIGCHLD {
-                        Event::Child
-                    } else {
-                        Event::Signal {
-                            signal: origin.signal,
-                            from_kernel: matches!(origin.cause, Cause::Kernel),
-                        }
-                    };
-                    if tx.send(event).is_err() {
-                        break;
-                    }
-                }
-            })?;
-        Ok(Events { rx })
+        Ok(Events {
+            read: events.0.as_fd(),
+            waiter,
+            queued: RefCell::new(VecDeque::new()),
+        })
+    }
+
+    /// Watches child `pid` (the running attempt or hook) for its end, where the waiter can
+    /// (kqueue); SIGCHLD tells it everywhere.
+    pub fn watch_child(&self, pid: i32) {
+        self.waiter.watch_child(pid);
+    }
+
+    /// Stops watching: call once the child is reaped.
+    pub fn unwatch_child(&self) {
+        self.waiter.unwatch_child();
     }
 
     /// The next event, waiting at most until `until` (`None`: no limit); `None` when that
-    /// time came first.
+    /// time came first. A queued event is returned even when `until` has already passed.
     pub fn wait(&self, until: Option<Instant>) -> Option<Event> {
-        match until {
-            Some(t) => match self
-                .rx
-                .recv_timeout(t.saturating_duration_since(Instant::now()))
-            {
-                Ok(e) => Some(e),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => Some(Event::Child),
-            },
-            None => Some(self.rx.recv().unwrap_or(Event::Child)),
+        loop {
+            if let Some(event) = self.try_next() {
+                return Some(event);
+            }
+            match self.waiter.wait(until) {
+                Woke::Child => return Some(Event::Child),
+                Woke::TimedOut => return self.try_next(),
+                Woke::Ready | Woke::Interrupted => {}
+            }
         }
     }
 
     /// The next queued event, without waiting.
     pub fn try_next(&self) -> Option<Event> {
-        self.rx.try_recv().ok()
+        let mut queued = self.queued.borrow_mut();
+        if queued.is_empty() {
+            drain(self.read, &mut queued);
+        }
+        queued.pop_front()
     }
-
-    /// Watches child `pid` for its end: SIGCHLD does it here.
-    pub fn watch_child(&self, _pid: i32) {}
-
-    /// Stops watching the child.
-    pub fn unwatch_child(&self) {}
 }
 
-/// A stop signal has arrived (it ends the run: the flag is never cleared).
-static STOPPED: AtomicBool = AtomicBool::new(false);
-/// A pipe the signal thread writes to on a stop signal, to wake [`wait_ready`].
-static STOP_WAKE: OnceLock<(OwnedFd, OwnedFd)> = OnceLock::new();
+/// Reads every whole record waiting in the pipe into `queued`.
+fn drain(read: BorrowedFd<'_>, queued: &mut VecDeque<Event>) {
+    // Records are two bytes, each written at once (below PIPE_BUF), so an even-sized read
+    // never splits one.
+    let mut buf = [0u8; 128];
+    loop {
+        match nix::unistd::read(read, &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                for record in buf[..n].chunks_exact(2) {
+                    let signal = c_int::from(record[0]);
+                    queued.push_back(if signal == libc::SIGCHLD {
+                        Event::Child
+                    } else {
+                        Event::Signal {
+                            signal,
+                            from_kernel: record[1] != 0,
+                        }
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The signals retry's handler is installed for (empty before [`Events::listen`]).
+pub(super) fn caught() -> Vec<i32> {
+    let bits = CAUGHT.load(Ordering::Relaxed);
+    (1..64).filter(|n| bits & (1 << n) != 0).collect()
+}
+
+/// Makes a pipe once per process, non-blocking and close-on-exec at both ends.
+fn pipe_once(
+    cell: &'static OnceLock<(OwnedFd, OwnedFd)>,
+) -> io::Result<&'static (OwnedFd, OwnedFd)> {
+    if let Some(pipe) = cell.get() {
+        return Ok(pipe);
+    }
+    let (read, write) = crate::process::cloexec_pipe()?;
+    for fd in [&read, &write] {
+        fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
+    }
+    Ok(cell.get_or_init(|| (read, write)))
+}
+
+/// Installs retry's handler for `signal`, with every signal blocked while it runs.
+fn install(signal: c_int) -> io::Result<()> {
+    // SAFETY: sigaction_t is plain data; zeroed then filled; `on_signal` has the SA_SIGINFO
+    // signature and is async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        libc::sigfillset(&mut action.sa_mask);
+        if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    CAUGHT.fetch_or(1 << signal, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The handler: a record into the event pipe; for a stop signal, the flag and a byte into the
+/// stop pipe. Async-signal-safe; `errno` is kept as it was.
+extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mut c_void) {
+    let errno = errno_location();
+    // SAFETY: errno_location points to this thread's errno.
+    let saved = unsafe { *errno };
+    let code = if info.is_null() {
+        0
+    } else {
+        // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO (null checked anyway).
+        unsafe { (*info).si_code }
+    };
+    if super::STOP_SIGNALS.contains(&signal) {
+        STOPPED.store(true, Ordering::Release);
+        let fd = STOP_WRITE.load(Ordering::Acquire);
+        // SAFETY: write of one byte from a static to a descriptor of ours (or -1: EBADF).
+        unsafe { libc::write(fd, b"x".as_ptr().cast(), 1) };
+    }
+    let record = [
+        u8::try_from(signal).unwrap_or(0),
+        u8::from(super::from_kernel(code)),
+    ];
+    let fd = EVENT_WRITE.load(Ordering::Acquire);
+    // SAFETY: write of a local buffer to a descriptor of ours (or -1: EBADF). A full pipe
+    // (32,768 unread signals) drops the record.
+    unsafe { libc::write(fd, record.as_ptr().cast(), record.len()) };
+    // SAFETY: as above.
+    unsafe { *errno = saved };
+}
+
+/// This thread's `errno`.
+fn errno_location() -> *mut c_int {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // SAFETY: no preconditions.
+    return unsafe { libc::__errno_location() };
+    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
+    // SAFETY: no preconditions.
+    return unsafe { libc::__error() };
+}
 
 /// Whether a stop signal has arrived.
 pub(super) fn stop_arrived() -> bool {
@@ -111,15 +229,11 @@ pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<In
         if left.is_some_and(|l| l.is_zero()) {
             return Ready::TimedOut;
         }
-        // poll's timeout is whole milliseconds, at most about 24 days: wait again if need be.
-        let timeout = left.map_or(PollTimeout::NONE, |l| {
-            PollTimeout::try_from(l.as_millis().max(1)).unwrap_or(PollTimeout::MAX)
-        });
         let mut fds = vec![PollFd::new(fd, events)];
-        if let Some((read, _)) = STOP_WAKE.get() {
+        if let Some((read, _)) = STOP_PIPE.get() {
             fds.push(PollFd::new(read.as_fd(), PollFlags::POLLIN));
         }
-        match poll(&mut fds, timeout) {
+        match poll(&mut fds, poll_timeout_for(left)) {
             Ok(0) | Err(nix::errno::Errno::EINTR) => {}
             Ok(_) if fds[0].revents().is_some_and(|r| !r.is_empty()) && !stop_arrived() => {
                 return Ready::Ready;
@@ -128,4 +242,13 @@ pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<In
             Err(_) => return Ready::Ready,
         }
     }
+}
+
+/// `PollTimeout` for `left` (`None`: none), rounded up to whole milliseconds so that a wait
+/// never ends before its time; at most about 24 days (then it is waited for again).
+pub(super) fn poll_timeout_for(left: Option<std::time::Duration>) -> PollTimeout {
+    left.map_or(PollTimeout::NONE, |l| {
+        let ms = l.as_nanos().div_ceil(1_000_000);
+        PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
+    })
 }

@@ -293,7 +293,7 @@ fn too_few_descriptors_to_start_an_attempt_is_retrys_own_failure() {
     // succeeds, never with 126 ("cannot execute") or a panic; and some limit is too low for
     // the attempt's pipes but high enough for retry's own start.
     let mut own = 0;
-    for limit in 4..40u64 {
+    for limit in 4..40 as libc::rlim_t {
         let mut cmd = retry_std();
         cmd.args(["--idle-timeout", "1h", "--", "true"])
             .stdout(Stdio::null())

@@ -111,8 +111,11 @@ impl RedisServer {
     /// nothing elsewhere. For tests that start hundreds of clients on the server's own cores.
     pub fn prefer(&self) {
         let pid = self.child.id();
+        // `who` is an id_t (u32) on Linux and macOS, an int on FreeBSD.
+        #[allow(clippy::useless_conversion)]
+        let who = pid.try_into().unwrap_or_default();
         // SAFETY: setpriority on a process of our own; failing is harmless.
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, pid, -10) };
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, who, -10) };
     }
 
     /// The server's port.

@@ -21,11 +21,7 @@ const STARVED_LIMIT: Duration = Duration::from_secs(10);
 
 /// A pipe with `O_CLOEXEC` on both ends: (read, write).
 fn pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two new descriptors into `fds`.
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    // SAFETY: both were just opened and are owned by nobody else.
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    retry::process::cloexec_pipe().unwrap()
 }
 
 /// Writes to `fd` until it would block, then leaves its description blocking again: the pipe

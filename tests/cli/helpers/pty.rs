@@ -38,7 +38,9 @@ pub fn spawn_on_pty(mut cmd: Command, attach: Attach) -> (Child, File) {
         unsafe {
             cmd.pre_exec(|| {
                 nix::unistd::setsid()?;
-                if libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                // The request's type differs between systems (c_ulong on glibc's Linux).
+                #[allow(clippy::useless_conversion)]
+                if libc::ioctl(0, libc::TIOCSCTTY.into(), 0) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())

@@ -1,0 +1,54 @@
+//! Linux (native build): retry is a child subreaper (`PR_SET_CHILD_SUBREAPER`, prctl(2)), so
+//! whatever an attempt started stays among retry's descendants, which `tree.rs` reads from
+//! `/proc`, even after `setsid` or `set -m` moved it to another process group or session.
+
+use nix::errno::Errno;
+use nix::unistd::Pid;
+
+use super::GroupMode;
+
+/// Makes retry a child subreaper and notes the children it already had.
+pub fn become_reaper() {
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+    super::tree::record_inherited(has_children());
+}
+
+/// retry's live descendants that are its to stop: the running attempt's or hook's processes.
+pub fn descendants() -> Vec<Pid> {
+    super::tree::descendants()
+}
+
+/// After the attempt's own process was reaped: signals (`Some`) or only looks for (`None`)
+/// what is left of its tree; whether anything was.
+pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> bool {
+    // Whatever is left hangs below a child of retry (orphans come to the subreaper): with
+    // no child at all, nothing is left, and the process table need not be read.
+    if !has_children() {
+        return false;
+    }
+    // The attempt's pid may belong to another process by now: only the process table is asked.
+    let rest = descendants();
+    if let Some(signal) = signal {
+        for &pid in &rest {
+            super::unix::send(pid, signal);
+        }
+    }
+    !rest.is_empty()
+}
+
+/// Whether retry has any child, live or ended and not yet reaped (`waitid` with `WNOWAIT`
+/// reaps nothing; it fails with ECHILD when there is none).
+fn has_children() -> bool {
+    // SAFETY: waitid with a zeroed siginfo_t to write into; WNOHANG never blocks and WNOWAIT
+    // leaves any child's status to be reaped later.
+    let rc = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    !(rc == -1 && Errno::last() == Errno::ECHILD)
+}

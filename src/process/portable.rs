@@ -1,0 +1,25 @@
+//! macOS, and the `portable` build on Linux: no reaper and no process table that retry reads,
+//! so an attempt's tree is its process group. macOS has no `PR_SET_CHILD_SUBREAPER` (a process
+//! orphaned inside an attempt goes to launchd) and no `PR_SET_PDEATHSIG` (an attempt outlives
+//! a retry killed by KILL): a process that left the attempt's group (`setsid`, `set -m`) is not
+//! stopped with it there. docs/platforms.md says so for users.
+
+use nix::unistd::Pid;
+
+use super::GroupMode;
+
+/// Nothing to become: the group is all retry can reach.
+pub fn become_reaper() {}
+
+/// Without a process table to read, nothing beyond the process group can be found.
+pub fn descendants() -> Vec<Pid> {
+    Vec::new()
+}
+
+/// After the attempt's own process was reaped: signals (`Some`) or only looks for (`None`)
+/// what is left of its process group (only when it has one of its own); whether anything was.
+pub fn rest(pid: Pid, mode: GroupMode, signal: Option<i32>) -> bool {
+    // A group's id is not reused while the group has members. Signal 0 only asks.
+    // SAFETY: killpg with a group id and a signal number has no memory effects.
+    mode == GroupMode::Own && unsafe { libc::killpg(pid.as_raw(), signal.unwrap_or(0)) } == 0
+}
