@@ -8,8 +8,15 @@ use nix::unistd::Pid;
 
 use super::GroupMode;
 
-/// Nothing to become: the group is all retry can reach.
-pub fn become_reaper() {}
+/// Nothing to become on macOS: the group is all retry can reach. In the `portable` build on
+/// Linux retry still becomes a child subreaper, only so that the attempt's orphans come to it
+/// to be reaped, as launchd reaps them at once on macOS: a container's PID 1 may leave them as
+/// zombies for seconds, and a zombie still counts as a member of the group ([`rest`]). Nothing
+/// is looked up through it: the tree is still the group.
+pub fn become_reaper() {
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+}
 
 /// Without a process table to read, nothing beyond the process group can be found.
 pub fn descendants() -> Vec<Pid> {

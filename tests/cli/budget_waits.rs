@@ -6,7 +6,8 @@
 //! than the hint that set it, whatever the clocks of the hosts say.
 //!
 //! The signal tests send the signal a little (20 or 50 ms) after retry blocks its signals
-//! (`SigBlk` in `/proc/PID/status`, proc(5)): the store's wait starts right after that. A test
+//! (`SigBlk` in `/proc/PID/status`, proc(5)), or catches them (`SigCgt`: the portable build's
+//! handlers): the store's wait starts right after that. A test
 //! knows the wait was still going when the signal went (the store gives up after 300 ms, the
 //! lock after 100 ms) from the time between the last look that found the signals unblocked and
 //! the signal; on a machine so loaded that this is longer than the wait, it tries again.
@@ -20,11 +21,15 @@ use std::time::{Duration, Instant};
 use crate::fake_redis::{Behaviour, FakeRedis};
 use crate::helpers::{clear_outside_env, retry, retry_std, send, wait_with_limit};
 
-/// Whether `signal` is blocked in process `pid` (`None` when it cannot be read).
+/// Whether process `pid` listens for `signal`: blocked (read from a signalfd) or caught (the
+/// portable build's handler); `None` when it cannot be read.
 fn blocked(pid: u32, signal: i32) -> Option<bool> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let mask = text.lines().find_map(|l| l.strip_prefix("SigBlk:"))?.trim();
-    let mask = u64::from_str_radix(mask, 16).ok()?;
+    let mask = |field: &str| -> Option<u64> {
+        let mask = text.lines().find_map(|l| l.strip_prefix(field))?.trim();
+        u64::from_str_radix(mask, 16).ok()
+    };
+    let mask = mask("SigBlk:")? | mask("SigCgt:")?;
     Some(mask & (1 << (signal - 1)) != 0)
 }
 

@@ -315,6 +315,9 @@ fn escaping_tree(tag: &Tagged, tail: &str) -> String {
 
 #[test]
 fn a_timeout_stops_processes_that_left_the_group_or_the_session() {
+    if crate::helpers::skip_unless_finds_processes_outside_the_group() {
+        return;
+    }
     let tag = Tagged::new(1);
     retry()
         .args([
@@ -336,6 +339,9 @@ fn a_timeout_stops_processes_that_left_the_group_or_the_session() {
 
 #[test]
 fn a_forwarded_term_and_the_deadline_stop_processes_that_left_the_session() {
+    if crate::helpers::skip_unless_finds_processes_outside_the_group() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let ready = dir.path().join("ready");
     let tag = Tagged::new(2);
@@ -375,6 +381,9 @@ fn a_forwarded_term_and_the_deadline_stop_processes_that_left_the_session() {
 
 #[test]
 fn in_a_terminal_a_timeout_stops_processes_that_left_the_session() {
+    if crate::helpers::skip_unless_finds_processes_outside_the_group() {
+        return;
+    }
     let tag = Tagged::new(4);
     let args: Vec<String> = ["-t", "500ms", "-n", "0", "-q", "--", "sh", "-c"]
         .iter()
@@ -388,6 +397,9 @@ fn in_a_terminal_a_timeout_stops_processes_that_left_the_session() {
 
 #[test]
 fn what_a_failed_attempt_leaves_running_is_stopped_before_the_next_attempt() {
+    if crate::helpers::skip_unless_finds_processes_outside_the_group() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let (pids, seen) = (dir.path().join("pids"), dir.path().join("seen"));
     let tag = Tagged::new(5);
@@ -441,6 +453,9 @@ fn what_a_successful_attempt_leaves_running_keeps_running() {
 
 #[test]
 fn what_a_hook_leaves_running_is_stopped_when_it_ends() {
+    if crate::helpers::skip_unless_finds_processes_outside_the_group() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let (pids, seen) = (dir.path().join("pids"), dir.path().join("seen"));
     let tag = Tagged::new(7);

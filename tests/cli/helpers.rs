@@ -9,6 +9,7 @@ pub mod otlp;
 pub mod proc;
 pub mod prometheus;
 pub mod pty;
+pub mod seccomp;
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -33,10 +34,12 @@ pub fn retry() -> assert_cmd::Command {
 /// Hermetic: every `RETRY_*` and `GITHUB_*` variable of the caller's environment is removed
 /// (docs/ci-and-cron.md recommends setting `RETRY_*` for a whole CI job); a test sets what it
 /// needs.
+/// With [`seccomp::VARIABLE`] set, the system calls it names are refused to retry.
 pub fn retry_std() -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
     cmd.stdin(Stdio::null()).process_group(0);
     clear_outside_env(&mut cmd);
+    seccomp::apply_from_env(&mut cmd);
     cmd
 }
 
@@ -54,6 +57,27 @@ pub fn clear_outside_env(cmd: &mut Command) {
             cmd.env_remove(&name);
         }
     }
+}
+
+/// Whether this build of retry finds an attempt's processes that left its process group
+/// (`setsid`, `set -m`): Linux's native build through `/proc`, FreeBSD through its reaper; not
+/// macOS nor the `portable` build on Linux, where the group is all there is
+/// (docs/platforms.md).
+pub const FINDS_PROCESSES_OUTSIDE_THE_GROUP: bool = cfg!(any(
+    all(target_os = "linux", not(feature = "portable")),
+    target_os = "freebsd"
+));
+
+/// For a test of processes that left the attempt's group: prints why it is skipped and
+/// returns true where retry cannot find them ([`FINDS_PROCESSES_OUTSIDE_THE_GROUP`]).
+pub fn skip_unless_finds_processes_outside_the_group() -> bool {
+    if !FINDS_PROCESSES_OUTSIDE_THE_GROUP {
+        eprintln!(
+            "skipped: this build stops an attempt's process group only (macOS, the portable \
+             build); processes that left it are found through Linux's /proc or FreeBSD's reaper"
+        );
+    }
+    !FINDS_PROCESSES_OUTSIDE_THE_GROUP
 }
 
 /// Waits (polling a file, within [`HANG_LIMIT`]) until `path` exists and holds at least
