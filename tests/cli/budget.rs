@@ -51,7 +51,7 @@ fn forty_runs(store: &str) -> (usize, usize) {
     const RUNS: usize = 40;
     let dir = tempfile::tempdir().unwrap();
     let (go, tally) = (dir.path().join("go"), dir.path().join("attempts"));
-    let retry_bin = assert_cmd::cargo::cargo_bin!("retry");
+    let retry_bin = crate::helpers::bin();
     let children: Vec<Child> = (0..RUNS)
         .map(|_| {
             // Each run waits for the go file, so that all start together.

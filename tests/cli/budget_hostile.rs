@@ -205,7 +205,7 @@ fn failing_together(runs: usize, url: &str, dir: &Path) -> Vec<std::process::Out
             cmd.args(["-n", "19", "sh", "-c"])
                 .arg("while [ ! -e \"$0\" ]; do sleep 0.01; done; exec \"$@\"")
                 .arg(&go)
-                .arg(assert_cmd::cargo::cargo_bin!("retry"))
+                .arg(crate::helpers::bin())
                 .args(["-n", "0", "--budget", "K", "--budget-max-tokens", "1000"])
                 .args(["--budget-store", url, "--", "false"])
                 .stdin(Stdio::null())

@@ -222,7 +222,7 @@ fn with_resolver(conf: &Path, args: &[&str], marker: &Path) -> Command {
     cmd.args(["--mount", "sh", "-c"])
         .arg("mount --bind \"$0\" /etc/resolv.conf && exec \"$@\"")
         .arg(conf)
-        .arg(assert_cmd::cargo::cargo_bin!("retry"))
+        .arg(crate::helpers::bin())
         .args(args)
         .arg("--")
         .arg("touch")

@@ -164,7 +164,7 @@ impl Session {
         // retry on PATH, as when installed: fish loads a command's completions only when the
         // command exists.
         let bin = mkdir(root, "bin");
-        symlink(assert_cmd::cargo::cargo_bin!("retry"), bin.join("retry")).unwrap();
+        symlink(crate::helpers::bin(), bin.join("retry")).unwrap();
         let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
             &std::env::var_os("PATH").unwrap_or_default(),
         )))

@@ -545,7 +545,7 @@ fn version_prints_name_and_version() {
 /// Runs retry with `args` and `vars` with its stdout on a pty (stderr and stdin not), and
 /// returns what it printed.
 fn on_a_terminal(vars: &[(&str, &str)], args: &[&str]) -> String {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    let mut cmd = Command::new(crate::helpers::bin());
     crate::helpers::clear_outside_env(&mut cmd);
     cmd.env_remove("NO_COLOR")
         .env_remove("CLICOLOR")

@@ -51,7 +51,7 @@ fn filters_work() -> bool {
 
 /// retry under `refuse`, with a hang limit.
 fn retry_refused(refuse: Refuse) -> assert_cmd::Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    let mut cmd = Command::new(crate::helpers::bin());
     cmd.stdin(std::process::Stdio::null()).process_group(0);
     clear_outside_env(&mut cmd);
     refuse.apply(&mut cmd);
@@ -182,7 +182,7 @@ fn a_timeout_stops_the_whole_group_and_a_term_is_passed_on_once() {
 
 /// The std command of the TERM case (assert_cmd's cannot be signalled while it runs).
 fn cmd_std(refuse: Refuse, got: &std::path::Path) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    let mut cmd = Command::new(crate::helpers::bin());
     cmd.stdin(std::process::Stdio::null()).process_group(0);
     clear_outside_env(&mut cmd);
     refuse.apply(&mut cmd);

@@ -247,7 +247,7 @@ fn started_with_amp_then_fg_the_next_attempt_reads_the_terminal_and_ctrl_z_stops
          echo $PPID $(cut -d\" \" -f5 /proc/$$/stat) $$ > {first}; \
          while [ ! -e {go} ]; do sleep 0.05; done; exit 1; fi; \
          echo $PPID $$ > {ready}; read a; echo \"$a\" > {out}' &\n",
-        bin = assert_cmd::cargo::cargo_bin!("retry").display(),
+        bin = crate::helpers::bin().display(),
         first = first.display(),
         go = go.display(),
         ready = ready.display(),
@@ -515,7 +515,7 @@ fn an_inherited_child_is_not_the_attempts() {
             "{sleep} & echo $! > {pid}; exec {bin} -n 0 -t 300ms -- sh -c '{sleep}'",
             sleep = tag.sleep(),
             pid = pid.display(),
-            bin = assert_cmd::cargo::cargo_bin!("retry").display()
+            bin = crate::helpers::bin().display()
         ))
         .stdin(Stdio::null())
         .process_group(0);

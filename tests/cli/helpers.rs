@@ -22,6 +22,22 @@ pub use self::proc::alive;
 /// Every test that could hang is killed after this long.
 pub const HANG_LIMIT: Duration = Duration::from_secs(60);
 
+/// The test binary's variable that names another `retry` binary to test instead of the one
+/// cargo built: `.ci/platforms` points it at the static AArch64 release binary, which runs
+/// under qemu-user.
+pub const BINARY_VARIABLE: &str = "RETRY_TESTS_BINARY";
+
+/// The `retry` under test: [`BINARY_VARIABLE`]'s, else the one cargo built.
+pub fn bin() -> &'static Path {
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        std::env::var_os(BINARY_VARIABLE).map_or_else(
+            || assert_cmd::cargo::cargo_bin!("retry").to_path_buf(),
+            std::path::PathBuf::from,
+        )
+    })
+}
+
 /// `retry` as an assert_cmd command with a hang limit, in a process group of its own (so it
 /// never finds itself in a terminal's foreground group, whoever runs the tests).
 pub fn retry() -> assert_cmd::Command {
@@ -36,7 +52,7 @@ pub fn retry() -> assert_cmd::Command {
 /// needs.
 /// With [`seccomp::VARIABLE`] set, the system calls it names are refused to retry.
 pub fn retry_std() -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    let mut cmd = Command::new(bin());
     cmd.stdin(Stdio::null()).process_group(0);
     clear_outside_env(&mut cmd);
     seccomp::apply_from_env(&mut cmd);

@@ -308,7 +308,7 @@ fn the_marker_parser_refuses_duplicates_strays_and_blocks_missing() {
 
 /// A directory with `retry` in it, for PATH.
 fn bin_dir() -> PathBuf {
-    Path::new(assert_cmd::cargo::cargo_bin!("retry"))
+    Path::new(crate::helpers::bin())
         .parent()
         .unwrap()
         .to_path_buf()

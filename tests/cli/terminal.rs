@@ -73,7 +73,7 @@ fn the_attempt_reads_the_terminal_and_ctrl_z_then_fg_work() {
     let (mut shell, mut tty) = interactive_shell();
     let line = format!(
         "{bin} -q -- sh -c 'echo $PPID $$ > {ready}; read a; echo \"$a\" > {out}'\n",
-        bin = assert_cmd::cargo::cargo_bin!("retry").display(),
+        bin = crate::helpers::bin().display(),
         ready = ready.display(),
         out = out.display(),
     );

@@ -16,7 +16,7 @@ use crate::helpers::{
 
 /// The built `retry`, for shell command lines.
 fn bin() -> &'static str {
-    assert_cmd::cargo::cargo_bin!("retry").to_str().unwrap()
+    crate::helpers::bin().to_str().unwrap()
 }
 
 /// `retry -q -n 0 ARGS`: one attempt, as `timeout` runs its command once.

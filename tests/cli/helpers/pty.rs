@@ -70,7 +70,7 @@ pub fn read_until_closed(master: &mut File) -> Vec<u8> {
 /// Starts retry with `args` as the session leader of a new pty, so it is the terminal's
 /// foreground group; the caller's `RETRY_*` and `GITHUB_*` are removed.
 pub fn retry_in_terminal(args: &[String]) -> (Child, File) {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    let mut cmd = Command::new(crate::helpers::bin());
     cmd.args(args);
     super::clear_outside_env(&mut cmd);
     super::seccomp::apply_from_env(&mut cmd);
