@@ -15,6 +15,7 @@ mod ecosystem;
 mod env_file;
 mod events;
 mod fake_redis;
+#[cfg(target_os = "linux")]
 mod fallbacks;
 mod faults;
 mod faults_edges;
