@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
 # Builds the release files of retry (crates.io package `retry-tool`, command `retry`) from a
-# checkout, into target/dist/ (git-ignored):
+# checkout, into target/dist/ (git-ignored), one archive per target, laid out as ripgrep's:
 #
-#   retry-tool-VERSION-x86_64-unknown-linux-gnu.tar.gz         the archive, laid out as ripgrep's:
-#       retry-tool-VERSION-x86_64-unknown-linux-gnu/
-#           retry                 statically linked (glibc, +crt-static, DT_RELR relocations)
+#   retry-tool-VERSION-TARGET.tar.gz
+#       retry-tool-VERSION-TARGET/
+#           retry                 the binary (dist/build.sh TARGET)
 #           doc/retry.1           man page
 #           complete/             retry.bash, _retry (zsh), retry.fish, retry.elv, _retry.ps1
 #           README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE
-#   retry-tool-VERSION-x86_64-unknown-linux-gnu.tar.gz.sha256
-#   retry-tool_VERSION-1_amd64.deb                              cargo-deb, from the same binary
+#           docs/                 the guide the README links to (*.md and its charts)
+#   retry-tool-VERSION-TARGET.tar.gz.sha256
+#
+# for the targets (docs/platforms.md says what is tested on each):
+#   x86_64-unknown-linux-gnu    static (glibc, +crt-static, DT_RELR relocations); always
+#   aarch64-unknown-linux-gnu   static, with Debian's cross gcc; always; run under qemu-user
+#                               (`-- true`) when qemu-aarch64(-static) is installed
+#   x86_64-apple-darwin         when cargo-zigbuild and zig are present (linked by zig),
+#   aarch64-apple-darwin        else skipped with a note; RELEASE_REQUIRE_ALL=1 (the release
+#   x86_64-unknown-freebsd      workflow) makes a missing linker an error
+#
+# and the Debian package, from the same static x86_64 binary as the archive:
+#   retry-tool_VERSION-1_amd64.deb                              cargo-deb
 #       /usr/bin/retry, man page, bash, zsh and fish completions, and in /usr/share/doc/retry-tool/
 #       copyright (DEP-5), changelog.Debian.gz, changelog.gz, README.md.gz; lintian-clean
 #   retry-tool_VERSION-1_amd64.deb.sha256
 #
-# Usage: [DEB_MAINTAINER='Name <address>'] dist/release.sh
+# Usage: [DEB_MAINTAINER='Name <address>'] [RELEASE_REQUIRE_ALL=1] dist/release.sh
 #
 # DEB_MAINTAINER is the .deb's Maintainer (and the signature of its changelog.Debian.gz): a name
 # and an e-mail address in angle brackets, as Debian policy 5.6.2 asks. The project has no
@@ -23,8 +34,9 @@
 # maintainer's address to: local builds use it; a tag build (the release workflow passes the
 # repository variable DEB_MAINTAINER) refuses it.
 #
-# Needs rustup's (or the default) x86_64-unknown-linux-gnu target with glibc's static libraries
-# (libc6-dev, as for any Rust build on Debian), tar, gzip, sha256sum, dpkg-deb, and cargo-deb
+# Needs rustup's (or the default) targets, which it adds when missing, glibc's static libraries
+# (libc6-dev, as for any Rust build on Debian; libc6-dev-arm64-cross and gcc-aarch64-linux-gnu
+# for AArch64), tar, gzip, sha256sum, dpkg-deb, and cargo-deb
 # 3.8.0 (CARGO_DEB_VERSION below), which it installs with `cargo install cargo-deb --version
 # =3.8.0 --locked` when it is missing or of another version. The archive and the .deb carry the
 # time of the last commit (SOURCE_DATE_EPOCH, when unset), so two runs on the same commit and
@@ -36,7 +48,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGE=retry-tool
+# The native target: the .deb's, and the binary that checks the man page and completions.
 TARGET=x86_64-unknown-linux-gnu
+# Built when their linkers are present (see above).
+OPTIONAL_TARGETS=(x86_64-apple-darwin aarch64-apple-darwin x86_64-unknown-freebsd)
 OUT=target/dist
 # The .deb's documentation (changelogs, README), generated here; Cargo.toml's assets take them.
 DEBDOC=target/deb-doc
@@ -54,7 +69,6 @@ cargo metadata --locked --format-version 1 >/dev/null ||
 # `cargo pkgid` prints e.g. path+file:///src/retry#retry-tool@0.1.0.
 VERSION=$(cargo pkgid -p "$PACKAGE" | sed 's/.*[#@]//')
 [[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || die "cannot read the version of $PACKAGE: '$VERSION'"
-NAME="$PACKAGE-$VERSION-$TARGET"
 # Debian's version: a semver pre-release (1.0.0-rc.1) sorts before its release with `~`
 # (1.0.0~rc.1); revision 1.
 DEB_VERSION="${VERSION/-/\~}-1"
@@ -87,33 +101,46 @@ if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
 fi
 export SOURCE_DATE_EPOCH
 
-step "target $TARGET"
-if command -v rustup >/dev/null 2>&1; then
-    rustup target list --installed | grep -qx "$TARGET" || rustup target add "$TARGET"
-else
-    host=$(rustc -vV | sed -n 's/^host: //p')
-    [ "$host" = "$TARGET" ] || die "no rustup, and rustc's host is $host, not $TARGET"
-fi
+# The static Linux binary at $1 (for $2): ldd calls it static, and it runs `-- true`, under
+# qemu-user when it is for AArch64.
+check_linux_binary() {
+    local bin=$1 target=$2 linkage qemu
+    # ldd prints "statically linked" (static-pie) or "not a dynamic executable" (static) and,
+    # for a static binary, exits 1 in the second case.
+    linkage=$(ldd "$bin" 2>&1 || true)
+    case $linkage in
+        *"statically linked"* | *"not a dynamic executable"*) ;;
+        *) die "$bin is not statically linked: $linkage" ;;
+    esac
+    case $target in
+        x86_64-*) "$bin" -- true || die "$bin -- true failed" ;;
+        aarch64-*)
+            qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)
+            if [ -n "$qemu" ]; then
+                "$qemu" "$bin" -- true || die "$qemu $bin -- true failed"
+            else
+                echo "(no qemu-aarch64: $bin not run)"
+            fi
+            ;;
+    esac
+}
 
-step "cargo build --release --target $TARGET (static, stripped)"
-# With an explicit --target, RUSTFLAGS reach only the target's code, not build scripts and
-# proc macros (which must stay dynamic); crt-static links glibc statically (a static PIE), and
-# pack-relative-relocs stores its 8,700 relative relocations as DT_RELR, which the start-up
-# code of glibc 2.36 and later (linked in) applies faster, touching fewer pages. Stripped here, so
-# that the archive and the .deb hold the very same file (cargo deb runs with --no-strip).
-RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+crt-static -C link-arg=-Wl,-z,pack-relative-relocs" \
-    CARGO_PROFILE_RELEASE_STRIP=symbols \
-    cargo build --release --locked -p "$PACKAGE" --bin retry --target "$TARGET"
-BIN="target/$TARGET/release/retry"
-
-# ldd prints "statically linked" (static-pie) or "not a dynamic executable" (static) and, for
-# a static binary, exits 1 in the second case.
-linkage=$(ldd "$BIN" 2>&1 || true)
-case $linkage in
-    *"statically linked"* | *"not a dynamic executable"*) ;;
-    *) die "$BIN is not statically linked: $linkage" ;;
-esac
-"$BIN" -- true || die "$BIN -- true failed"
+targets=("$TARGET" aarch64-unknown-linux-gnu)
+for target in "$TARGET" aarch64-unknown-linux-gnu "${OPTIONAL_TARGETS[@]}"; do
+    step "cargo build --release --target $target (stripped)"
+    status=0
+    bin=$(dist/build.sh "$target") || status=$?
+    if [ "$status" -eq 2 ] && [[ " ${OPTIONAL_TARGETS[*]} " == *" $target "* ]] &&
+        [ "${RELEASE_REQUIRE_ALL:-}" != 1 ]; then
+        echo "(skipped: its linker is missing)"
+        continue
+    fi
+    [ "$status" -eq 0 ] || die "dist/build.sh $target failed"
+    case $target in *-linux-*) check_linux_binary "$bin" "$target" ;; esac
+    [[ " ${targets[*]} " == *" $target "* ]] || targets+=("$target")
+done
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+BIN="$TARGET_DIR/$TARGET/release/retry"
 
 step "man page and completions"
 # The committed files are what goes out (the .deb takes them through Cargo.toml's assets):
@@ -126,22 +153,27 @@ for pair in "${generated[@]}"; do
         die "$file is not what 'retry --generate $what' prints; run RETRY_REGENERATE=1 cargo test generated"
 done
 
-step "archive $NAME.tar.gz"
 mkdir -p "$OUT"
-rm -rf "${OUT:?}/$NAME" "$OUT/$NAME.tar.gz" "$OUT/$NAME.tar.gz.sha256"
-stage="$OUT/$NAME"
-mkdir -p "$stage/doc" "$stage/complete"
-install -m 755 "$BIN" "$stage/retry"
-install -m 644 man/retry.1 "$stage/doc/retry.1"
-for pair in "${generated[@]}"; do
-    file=${pair#*:}
-    case $file in completions/*) install -m 644 "$file" "$stage/complete/" ;; esac
+for target in "${targets[@]}"; do
+    name="$PACKAGE-$VERSION-$target"
+    step "archive $name.tar.gz"
+    rm -rf "${OUT:?}/$name" "$OUT/$name.tar.gz" "$OUT/$name.tar.gz.sha256"
+    stage="$OUT/$name"
+    mkdir -p "$stage/doc" "$stage/complete" "$stage/docs"
+    install -m 755 "$TARGET_DIR/$target/release/retry" "$stage/retry"
+    install -m 644 man/retry.1 "$stage/doc/retry.1"
+    for pair in "${generated[@]}"; do
+        file=${pair#*:}
+        case $file in completions/*) install -m 644 "$file" "$stage/complete/" ;; esac
+    done
+    install -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$stage/"
+    # The README's links into the guide work in the unpacked archive too.
+    install -m 644 docs/*.md docs/*.svg "$stage/docs/"
+    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+        -C "$OUT" -cf - "$name" | gzip -9 -n > "$OUT/$name.tar.gz"
+    rm -rf "${stage:?}"
+    (cd "$OUT" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
 done
-install -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$stage/"
-tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
-    -C "$OUT" -cf - "$NAME" | gzip -9 -n > "$OUT/$NAME.tar.gz"
-rm -rf "${stage:?}"
-(cd "$OUT" && sha256sum "$NAME.tar.gz" > "$NAME.tar.gz.sha256")
 
 step "Debian package $DEB_VERSION"
 # What Debian expects in /usr/share/doc/retry-tool/ beside the copyright (dist/debian/copyright):
@@ -194,4 +226,7 @@ rm -rf "${repack:?}"
 (cd "$OUT" && sha256sum "$debname" > "$debname.sha256")
 
 step "made, in $OUT/"
-(cd "$OUT" && ls -l "$NAME.tar.gz" "$NAME.tar.gz.sha256" "$debname" "$debname.sha256" && cat "$NAME.tar.gz.sha256" "$debname.sha256")
+(cd "$OUT" && for target in "${targets[@]}"; do
+    ls -l "$PACKAGE-$VERSION-$target.tar.gz" "$PACKAGE-$VERSION-$target.tar.gz.sha256"
+    cat "$PACKAGE-$VERSION-$target.tar.gz.sha256"
+done && ls -l "$debname" "$debname.sha256" && cat "$debname.sha256")

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Checks what dist/release.sh made in target/dist/ (run that first), as a user would meet it:
 #
-# - the .sha256 files match; the archive holds exactly one directory named as the archive, with
-#   the binary, doc/retry.1, complete/ (five shells), README, CHANGELOG and both licences;
+# - the .sha256 files match; each archive holds exactly one directory named as the archive, with
+#   the binary, doc/retry.1, complete/ (five shells), README, CHANGELOG, both licences and the
+#   guide (docs/), and `file` names the target's format and architecture; the x86_64 and
+#   AArch64 Linux archives must be there, the macOS and FreeBSD ones are checked when present;
 # - unpacked in a temporary directory, `./retry -- true` succeeds, the version and a retried
-#   failure's status are right, and `ldd` calls the binary static;
+#   failure's status are right, and `ldd` calls the binary static; the AArch64 binary the same
+#   under qemu-user (qemu-aarch64-static);
 # - the .deb's control fields (name, version, amd64, a Maintainer with an address, no Depends,
 #   Built-Using glibc, Conflicts and Replaces `retry`) and md5sums, and, unpacked into a scratch
 #   root with `dpkg -x`, every file where it belongs with its mode: /usr/bin/retry (the same
@@ -18,8 +21,8 @@
 # - .github/workflows/release.yml passes actionlint, and dist/*.sh pass shellcheck.
 #
 # Usage: dist/test-release.sh
-# Installs what a fresh Debian machine lacks: man-db, shellcheck, lintian, dpkg-dev and
-# python3-debian (apt-get), actionlint (pip, in a virtual environment under ~/.cache/retry-tool/).
+# Installs what a fresh Debian machine lacks: man-db, shellcheck, lintian, dpkg-dev,
+# python3-debian, file and qemu-user-static (apt-get), actionlint (pip, in a virtual environment under ~/.cache/retry-tool/).
 # The `bash -c '...' _ ARGS` checks expand their arguments inside, on purpose.
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -47,7 +50,8 @@ NAME="$PACKAGE-$VERSION-$TARGET"
 ARCHIVE="$OUT/$NAME.tar.gz"
 DEB_VERSION="${VERSION/-/\~}-1" # as dist/release.sh makes it
 DEB="$OUT/${PACKAGE}_${DEB_VERSION}_amd64.deb"
-for f in "$ARCHIVE" "$ARCHIVE.sha256" "$DEB" "$DEB.sha256"; do
+AARCH64_ARCHIVE="$OUT/$PACKAGE-$VERSION-aarch64-unknown-linux-gnu.tar.gz"
+for f in "$ARCHIVE" "$ARCHIVE.sha256" "$AARCH64_ARCHIVE" "$AARCH64_ARCHIVE.sha256" "$DEB" "$DEB.sha256"; do
     [ -f "$f" ] || die "$f is missing: run dist/release.sh first"
 done
 
@@ -58,6 +62,8 @@ command -v lintian >/dev/null 2>&1 || missing+=(lintian)
 command -v dpkg-parsechangelog >/dev/null 2>&1 || missing+=(dpkg-dev)
 # Debian's python3 (not a python3 earlier on PATH) with python-debian's DEP-5 parser.
 /usr/bin/python3 -c 'import debian.copyright' >/dev/null 2>&1 || missing+=(python3-debian)
+command -v file >/dev/null 2>&1 || missing+=(file)
+command -v qemu-aarch64-static >/dev/null 2>&1 || missing+=(qemu-user-static)
 if [ "${#missing[@]}" -gt 0 ]; then
     step "installing ${missing[*]}"
     sudo=()
@@ -69,26 +75,67 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# Every archive of this version that dist/release.sh made.
+archives=()
+for f in "$OUT/$PACKAGE-$VERSION-"*.tar.gz; do archives+=("$f"); done
+
 step "checksums"
-check "$(basename "$ARCHIVE").sha256" \
-    bash -c 'cd "$1" && sha256sum --quiet -c "$2.sha256"' _ "$OUT" "$(basename "$ARCHIVE")"
+for f in "${archives[@]}"; do
+    check "$(basename "$f").sha256" \
+        bash -c 'cd "$1" && sha256sum --quiet -c "$2.sha256"' _ "$OUT" "$(basename "$f")"
+done
 check "$(basename "$DEB").sha256" \
     bash -c 'cd "$1" && sha256sum --quiet -c "$2.sha256"' _ "$OUT" "$(basename "$DEB")"
 
-step "archive $(basename "$ARCHIVE")"
-expected_archive=$(printf '%s\n' \
-    "$NAME/" "$NAME/CHANGELOG.md" "$NAME/LICENSE-APACHE" "$NAME/LICENSE-MIT" "$NAME/README.md" \
-    "$NAME/complete/" "$NAME/complete/_retry" "$NAME/complete/_retry.ps1" \
-    "$NAME/complete/retry.bash" "$NAME/complete/retry.elv" "$NAME/complete/retry.fish" \
-    "$NAME/doc/" "$NAME/doc/retry.1" "$NAME/retry" | sort)
-listed=$(tar -tzf "$ARCHIVE" | sort)
-if [ "$listed" = "$expected_archive" ]; then
-    ok "the archive holds exactly the expected files, under $NAME/"
-else
-    fail "the archive's files differ from the expected list:"
-    diff <(echo "$expected_archive") <(echo "$listed") >&2 || true
-fi
-tar -xzf "$ARCHIVE" -C "$work"
+# What `file` says of each target's binary.
+file_says() {
+    case $1 in
+        x86_64-unknown-linux-gnu) echo 'ELF 64-bit LSB .*x86-64.*(statically linked|static-pie)' ;;
+        aarch64-unknown-linux-gnu) echo 'ELF 64-bit LSB .*ARM aarch64.*(statically linked|static-pie)' ;;
+        x86_64-apple-darwin) echo 'Mach-O 64-bit x86_64 executable' ;;
+        aarch64-apple-darwin) echo 'Mach-O 64-bit arm64 executable' ;;
+        x86_64-unknown-freebsd) echo 'ELF 64-bit LSB .*x86-64.*FreeBSD' ;;
+        *) echo 'an unknown target' ;;
+    esac
+}
+
+for archive in "${archives[@]}"; do
+    name=$(basename "$archive" .tar.gz)
+    target=${name#"$PACKAGE-$VERSION-"}
+    step "archive $name.tar.gz"
+    expected_archive=$( (printf '%s\n' \
+        "$name/" "$name/CHANGELOG.md" "$name/LICENSE-APACHE" "$name/LICENSE-MIT" "$name/README.md" \
+        "$name/complete/" "$name/complete/_retry" "$name/complete/_retry.ps1" \
+        "$name/complete/retry.bash" "$name/complete/retry.elv" "$name/complete/retry.fish" \
+        "$name/doc/" "$name/doc/retry.1" "$name/docs/" "$name/retry"
+        for doc in docs/*.md docs/*.svg; do echo "$name/$doc"; done) | sort)
+    listed=$(tar -tzf "$archive" | sort)
+    if [ "$listed" = "$expected_archive" ]; then
+        ok "the archive holds exactly the expected files, under $name/"
+    else
+        fail "the archive's files differ from the expected list:"
+        diff <(echo "$expected_archive") <(echo "$listed") >&2 || true
+    fi
+    tar -xzf "$archive" -C "$work"
+    says=$(file -b "$work/$name/retry")
+    check "file: $says" bash -c '[[ $1 =~ $2 ]]' _ "$says" "$(file_says "$target")"
+    check "the README's links into docs/ lead to files in the archive" bash -c '
+        cd "$1" && for link in $(grep -o "](docs/[^)#]*" README.md | cut -c3-); do
+            [ -f "$link" ] || { echo "missing: $link" >&2; exit 1; }; done' _ "$work/$name"
+done
+
+# The AArch64 binary under qemu-user, as test-release runs the x86_64 one below.
+a64="$work/$(basename "$AARCH64_ARCHIVE" .tar.gz)/retry"
+qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64)
+check "$(basename "$qemu") retry -- true exits 0 (AArch64)" "$qemu" "$a64" -- true
+check "$(basename "$qemu") retry --version prints 'retry $VERSION' (AArch64)" \
+    bash -c '[ "$("$1" "$2" --version)" = "retry $3" ]' _ "$qemu" "$a64" "$VERSION"
+status=0
+"$qemu" "$a64" -q -n 2 -b 0 -- sh -c 'exit 3' || status=$?
+check "$(basename "$qemu") retry -q -n 2 -b 0 -- sh -c 'exit 3' exits 3 (AArch64; got $status)" \
+    test "$status" -eq 3
+
+step "the x86_64 Linux archive, unpacked"
 unpacked="$work/$NAME"
 
 # The binary, run where it was unpacked, as the README tells users to.
@@ -262,7 +309,7 @@ if ! command -v actionlint >/dev/null 2>&1 && [ ! -x "$venv/bin/actionlint" ]; t
 fi
 actionlint=$(command -v actionlint || echo "$venv/bin/actionlint")
 check "actionlint $("$actionlint" -version | head -1)" "$actionlint" .github/workflows/release.yml
-check "shellcheck dist/*.sh" shellcheck dist/release.sh dist/test-release.sh
+check "shellcheck dist/*.sh" shellcheck dist/*.sh
 
 if [ "$failures" -gt 0 ]; then
     printf '\n%d check(s) failed\n' "$failures" >&2
