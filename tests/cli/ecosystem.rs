@@ -547,6 +547,7 @@ fn version_prints_name_and_version() {
 fn on_a_terminal(vars: &[(&str, &str)], args: &[&str]) -> String {
     let mut cmd = Command::new(crate::helpers::bin());
     crate::helpers::clear_outside_env(&mut cmd);
+    crate::helpers::default_signals(&mut cmd);
     cmd.env_remove("NO_COLOR")
         .env_remove("CLICOLOR")
         .env_remove("CLICOLOR_FORCE")

@@ -54,6 +54,7 @@ fn retry_refused(refuse: Refuse) -> assert_cmd::Command {
     let mut cmd = Command::new(crate::helpers::bin());
     cmd.stdin(std::process::Stdio::null()).process_group(0);
     clear_outside_env(&mut cmd);
+    crate::helpers::default_signals(&mut cmd);
     refuse.apply(&mut cmd);
     let mut cmd = assert_cmd::Command::from_std(cmd);
     cmd.timeout(crate::helpers::HANG_LIMIT);
@@ -185,6 +186,7 @@ fn cmd_std(refuse: Refuse, got: &std::path::Path) -> Command {
     let mut cmd = Command::new(crate::helpers::bin());
     cmd.stdin(std::process::Stdio::null()).process_group(0);
     clear_outside_env(&mut cmd);
+    crate::helpers::default_signals(&mut cmd);
     refuse.apply(&mut cmd);
     cmd.args(["-n", "3", "-q", "--", "sh", "-c"]).arg(format!(
         "trap 'echo TERM >> {g}; exit 7' TERM; echo ready >> {g}; while :; do sleep 0.05; done",

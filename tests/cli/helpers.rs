@@ -55,8 +55,28 @@ pub fn retry_std() -> Command {
     let mut cmd = Command::new(bin());
     cmd.stdin(Stdio::null()).process_group(0);
     clear_outside_env(&mut cmd);
+    default_signals(&mut cmd);
     seccomp::apply_from_env(&mut cmd);
     cmd
+}
+
+/// Sets every signal back to its default action in `cmd`'s child before exec, so that retry
+/// starts as a shell with job control starts it even when the tests themselves were started
+/// with signals ignored (`nohup` ignores HUP; `cargo test &` in a script ignores INT and
+/// QUIT), which retry keeps ignored for itself and its attempts, on purpose. Handlers need no
+/// reset (exec sets them to the default); a test that wants a signal ignored adds its own
+/// `pre_exec` after this one.
+pub fn default_signals(cmd: &mut Command) {
+    // SAFETY: signal() is async-signal-safe; SIG_DFL installs no handler. Numbers that are not
+    // signals, KILL and STOP fail with EINVAL, which changes nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in 1..=64 {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Removes the caller's `RETRY_*`, `GITHUB_*` and `OTEL_*` variables, and the trace context

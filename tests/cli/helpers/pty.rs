@@ -73,6 +73,7 @@ pub fn retry_in_terminal(args: &[String]) -> (Child, File) {
     let mut cmd = Command::new(crate::helpers::bin());
     cmd.args(args);
     super::clear_outside_env(&mut cmd);
+    super::default_signals(&mut cmd);
     super::seccomp::apply_from_env(&mut cmd);
     spawn_on_pty(cmd, Attach::Terminal)
 }
