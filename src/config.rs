@@ -17,7 +17,7 @@ use regex::bytes::Regex;
 use crate::backoff::{Jitter, Policy};
 use crate::cli::{Cli, Origins, value_name};
 use crate::codes::{CodeSet, Conditions};
-use crate::duration::{format_secs, is_unlimited, limit};
+use crate::duration::{format_apart, is_unlimited, limit};
 use crate::github::GitHub;
 use crate::preset::{Preset, Settings};
 use crate::stop_signal::StopSignal;
@@ -309,11 +309,10 @@ impl Backoff {
             );
         }
         if cap < base {
+            let (cap_text, base_text) = format_apart(cap, base);
             bail!(
-                "--cap ({}{}) must be >= --base ({}{})",
-                format_secs(cap),
+                "--cap ({cap_text}{}) must be >= --base ({base_text}{})",
                 cap_from.suffix("cap"),
-                format_secs(base),
                 base_from.suffix("base")
             );
         }
@@ -562,7 +561,7 @@ mod tests {
         let e = config(&["--preset", "gcp", "-b", "100s"], &[]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "--cap (64.000s from --preset gcp) must be >= --base (100.000s)"
+            "--cap (1m 4s from --preset gcp) must be >= --base (1m 40s)"
         );
         let e = config(&["-c", "0.5s"], &["cap"]).unwrap_err();
         assert!(e.to_string().contains("from RETRY_CAP"), "{e}");

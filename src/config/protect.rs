@@ -13,7 +13,7 @@ use crate::budget::{
     parse_store_location,
 };
 use crate::cli::{Origins, ProtectArgs};
-use crate::duration::{format_secs, is_unlimited, limit};
+use crate::duration::{format_apart, format_human, is_unlimited, limit};
 
 /// A run's `--splay` and `--budget` settings.
 #[derive(Clone, Debug, Default)]
@@ -74,7 +74,7 @@ pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
         Some(every) => throttle.with_refill(every).map_err(|e| {
             anyhow::anyhow!(
                 "--budget-refill ({}{}): {e}",
-                format_secs(every),
+                format_human(every),
                 source(origins, "budget_refill").suffix("budget-refill")
             )
         }),
@@ -151,11 +151,11 @@ impl Protect {
         if let (Some(splay), Some(deadline)) = (splay, backoff.deadline)
             && splay >= deadline
         {
+            let (splay_text, deadline_text) = format_apart(splay, deadline);
             bail!(
-                "--splay ({}{}) must be shorter than the deadline ({}), which it counts against",
-                format_secs(splay),
+                "--splay ({splay_text}{}) must be shorter than the deadline ({deadline_text}), \
+                 which it counts against",
                 source(origins, "splay").suffix("splay"),
-                format_secs(deadline)
             );
         }
         check_cooldown(
@@ -348,8 +348,7 @@ mod tests {
         let err = |args: &[&str], env: &[&str]| protect(args, env).unwrap_err().to_string();
         assert_eq!(
             err(&["--splay", "10s", "-d", "10s"], &[]),
-            "--splay (10.000s) must be shorter than the deadline (10.000s), which it counts \
-             against"
+            "--splay (10s) must be shorter than the deadline (10s), which it counts against"
         );
         assert!(err(&["--splay", "1m", "-d", "5s"], &["splay"]).contains("from RETRY_SPLAY"));
         assert_eq!(

@@ -85,6 +85,82 @@ pub fn format_secs(d: Duration) -> String {
     format!("{:.3}s", d.as_secs_f64())
 }
 
+/// Formats a duration as seconds with three decimals, without a unit (`0.412`): the form of
+/// the numeric values retry hands to attempts and hooks (`RETRY_DELAY`, `RETRY_TIME_LEFT`),
+/// which scripts compute with. Text lines use [`format_human`].
+pub fn seconds_value(d: Duration) -> String {
+    format!("{:.3}", d.as_secs_f64())
+}
+
+/// Formats a duration for a person, the way every one of retry's text lines shows durations:
+/// the largest unit first and at most two units, rounded to the last unit shown, zero parts
+/// left out. `0s`; below a millisecond `250us`; below a second `250ms`; below a minute seconds
+/// with one decimal, `.0` left out (`12.4s`, `3s`); below an hour minutes and whole seconds
+/// (`1m 30s`, `2m`); below a day hours and minutes (`2h 5m`); then days and hours (`3d 4h`).
+/// A value that rounds up to the next unit is shown in it (`59.96s` is `1m`); [`UNLIMITED`] is
+/// `inf`. JSON events keep numbers of seconds instead.
+pub fn format_human(d: Duration) -> String {
+    if is_unlimited(d) {
+        return "inf".into();
+    }
+    /// `n / unit`, rounded half up.
+    fn round(n: u128, unit: u128) -> u128 {
+        (n + unit / 2) / unit
+    }
+    const SEC: u128 = 1_000_000;
+    let us = d.as_micros();
+    if us == 0 {
+        return "0s".into();
+    }
+    if us < 1000 {
+        return format!("{us}us");
+    }
+    let ms = round(us, 1000);
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let tenths = round(us, SEC / 10);
+    if tenths < 600 {
+        return match tenths % 10 {
+            0 => format!("{}s", tenths / 10),
+            t => format!("{}.{t}s", tenths / 10),
+        };
+    }
+    let two = |big: u128, unit: &str, small: u128, small_unit: &str| match small {
+        0 => format!("{big}{unit}"),
+        s => format!("{big}{unit} {s}{small_unit}"),
+    };
+    let secs = round(us, SEC);
+    if secs < 3600 {
+        return two(secs / 60, "m", secs % 60, "s");
+    }
+    let mins = round(us, 60 * SEC);
+    if mins < 24 * 60 {
+        return two(mins / 60, "h", mins % 60, "m");
+    }
+    let hours = round(us, 3600 * SEC);
+    two(hours / 24, "d", hours % 24, "h")
+}
+
+/// Two durations a message compares (`--cap (..) must be >= --base (..)`), each as
+/// [`format_human`] shows it, or, when they differ but would read the same rounded, both as
+/// seconds with the fewest decimals (3, 6 or 9) that tell them apart (`3600.999s`, `3600.000s`).
+pub fn format_apart(a: Duration, b: Duration) -> (String, String) {
+    let (x, y) = (format_human(a), format_human(b));
+    if x != y || a == b {
+        return (x, y);
+    }
+    let secs = |d: Duration, decimals: usize| format!("{:.*}s", decimals, d.as_secs_f64());
+    for decimals in [3, 6] {
+        let (x, y) = (secs(a, decimals), secs(b, decimals));
+        if x != y {
+            return (x, y);
+        }
+    }
+    let exact = |d: Duration| format!("{}.{:09}s", d.as_secs(), d.subsec_nanos());
+    (exact(a), exact(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +313,57 @@ mod tests {
         assert_eq!(limit(UNLIMITED), None);
         assert_eq!(limit(Duration::ZERO), None);
         assert_eq!(limit(ns(1)), Some(ns(1)));
+    }
+
+    #[test]
+    fn compared_values_never_read_the_same_unless_they_are() {
+        let ms = Duration::from_millis;
+        assert_eq!(
+            format_apart(ms(1041), ms(1049)),
+            ("1.041s".into(), "1.049s".into())
+        );
+        assert_eq!(
+            format_apart(ms(500), ms(1000)),
+            ("500ms".into(), "1s".into())
+        );
+        assert_eq!(format_apart(ms(10), ms(10)), ("10ms".into(), "10ms".into()));
+    }
+
+    #[test]
+    fn values_for_scripts_have_three_decimals() {
+        assert_eq!(seconds_value(Duration::from_micros(412_400)), "0.412");
+        assert_eq!(seconds_value(Duration::from_secs(64)), "64.000");
+    }
+
+    #[test]
+    fn people_read_at_most_two_units() {
+        let ms = Duration::from_millis;
+        let cases = [
+            (Duration::ZERO, "0s"),
+            (Duration::from_micros(250), "250us"),
+            (Duration::from_nanos(999), "0s"),
+            (ms(1), "1ms"),
+            (Duration::from_micros(999_600), "1s"),
+            (ms(250), "250ms"),
+            (ms(1000), "1s"),
+            (ms(1500), "1.5s"),
+            (ms(12_400), "12.4s"),
+            (ms(12_449), "12.4s"),
+            (ms(59_940), "59.9s"),
+            (ms(59_960), "1m"),
+            (ms(90_000), "1m 30s"),
+            (ms(63_400), "1m 3s"),
+            (Duration::from_secs(64), "1m 4s"),
+            (Duration::from_secs(1800), "30m"),
+            (Duration::from_secs(3599), "59m 59s"),
+            (Duration::from_secs(2 * 3600 + 5 * 60 + 10), "2h 5m"),
+            (Duration::from_secs(86_399), "1d"),
+            (Duration::from_secs(3 * 86_400 + 4 * 3600), "3d 4h"),
+            (Duration::MAX, "inf"),
+            (Duration::MAX - Duration::from_secs(1), "213503982334601d 7h"),
+        ];
+        for (d, want) in cases {
+            assert_eq!(format_human(d), want, "{d:?}");
+        }
     }
 }

@@ -20,29 +20,29 @@ use serde_json::{Value, json};
 use super::{Reporter, describe, micros};
 use crate::backoff::Policy;
 use crate::config::{Config, LockSettings, Shape};
-use crate::duration::format_secs;
+use crate::duration::format_human;
 use crate::process::Outcome;
 use crate::status::TEMP_FAIL;
 
-/// The curve of `policy` before jitter, for the `--verbose` start line: `base 1.000s,
-/// multiplier 2, cap 64.000s`, or `delays 1.000s,5.000s (the last repeating)`.
+/// The curve of `policy` before jitter, for the `--verbose` start line: `base 1s,
+/// multiplier 2, cap 1m 4s`, or `delays 1s,5s (the last repeating)`.
 pub(super) fn curve_text(policy: &Policy) -> String {
     match policy.delays() {
         Some(delays) => format!("delays {} (the last repeating)", list_text(&delays)),
         None => format!(
             "base {}, multiplier {}, cap {}",
-            format_secs(policy.base()),
+            format_human(policy.base()),
             policy.multiplier(),
-            format_secs(policy.cap())
+            format_human(policy.cap())
         ),
     }
 }
 
-/// Delays as `1.000s,5.000s`.
+/// Delays as `1s,5s`.
 fn list_text(delays: &[Duration]) -> String {
     delays
         .iter()
-        .map(|&d| format_secs(d))
+        .map(|&d| format_human(d))
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -57,7 +57,7 @@ fn wait_text(wait: Duration) -> String {
     if wait == Duration::MAX {
         "inf".into()
     } else {
-        format_secs(wait)
+        format_human(wait)
     }
 }
 
@@ -94,7 +94,7 @@ impl Reporter {
             "{}: {} succeeded, {successes} of {needed} in a row; next attempt in {}",
             self.attempt_label(attempt),
             self.program,
-            format_secs(delay)
+            format_human(delay)
         ));
         self.emit(
             "streak",
@@ -115,7 +115,7 @@ impl Reporter {
             "{} succeeded {needed} times in a row, on attempts {first} to {}, after {}",
             self.program,
             self.attempt_label(attempt).trim_start_matches("attempt "),
-            format_secs(self.start.elapsed())
+            format_human(self.start.elapsed())
         ));
         self.emit(
             "success",
@@ -130,7 +130,7 @@ impl Reporter {
             "{}: {} succeeded; running it again in {}",
             self.run_label(attempt),
             self.program,
-            format_secs(delay)
+            format_human(delay)
         ));
         self.emit(
             "rerun",
@@ -148,7 +148,7 @@ impl Reporter {
         let line = format!(
             "failed on {} after {}: {how}",
             self.run_label(attempt),
-            format_secs(self.start.elapsed())
+            format_human(self.start.elapsed())
         );
         if !self.json() {
             super::write_line(&format!("retry: {line}"));
@@ -170,7 +170,7 @@ impl Reporter {
         let s = if runs == 1 { "" } else { "s" };
         self.say(format_args!(
             "no failure in {runs} run{s} after {}: {why}",
-            format_secs(self.start.elapsed())
+            format_human(self.start.elapsed())
         ));
         self.emit(
             "until_fail",
@@ -190,7 +190,7 @@ impl Reporter {
         let up_to = if wait == Duration::MAX {
             "as long as it takes".to_string()
         } else {
-            format!("up to {}", format_secs(wait))
+            format!("up to {}", format_human(wait))
         };
         self.say(format_args!(
             "--lock {} is held by {by}: waiting {up_to}",
@@ -209,7 +209,7 @@ impl Reporter {
             self.say(format_args!(
                 "holding --lock {} (waited {})",
                 shown(path),
-                format_secs(waited)
+                format_human(waited)
             ));
         }
         self.emit(
@@ -273,7 +273,7 @@ pub fn dry_run_loop<W: Write>(out: &mut W, config: &Config) -> io::Result<()> {
             out,
             "successes: {n} in a row, each {} after the last (the first delay, without \
              jitter); the retries above follow failures",
-            format_secs(config.policy.base())
+            format_human(config.policy.base())
         )?,
         Shape::UntilFail => writeln!(
             out,

@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::backoff::Policy;
+use crate::backoff::{GiveUp, Policy};
 use crate::cli::JitterArg;
 use crate::codes::signal_name;
 use crate::config::{Shape, Verbosity};
-use crate::duration::format_secs;
+use crate::duration::format_human;
 use crate::hints::HintSource;
 use crate::process::{Outcome, StopReason};
 use crate::types::LogFormat;
@@ -184,7 +184,7 @@ impl Reporter {
     ) {
         let max_retries = self.max_attempts.get().map(|m| m.saturating_sub(1));
         if self.verbose() {
-            let or_none = |d: Option<Duration>| d.map_or("none".to_string(), format_secs);
+            let or_none = |d: Option<Duration>| d.map_or("none".to_string(), format_human);
             self.say(format_args!(
                 "jitter {}, {}, retries {}, deadline {}, timeout {}, seed {seed}, stop {}{}",
                 JitterArg::from(policy.jitter()),
@@ -293,7 +293,7 @@ impl Reporter {
             how.push_str(" but its output matched --retry-if-output");
         }
         let took = if self.verbose() {
-            format!(" after {}", format_secs(ran))
+            format!(" after {}", format_human(ran))
         } else {
             String::new()
         };
@@ -303,7 +303,7 @@ impl Reporter {
                 self.say(format_args!(
                     "{}: {how}{took}; retrying in {}{named}",
                     self.attempt_label(attempt),
-                    format_secs(delay)
+                    format_human(delay)
                 ));
                 self.emit(
                     "wait",
@@ -324,8 +324,8 @@ impl Reporter {
         self.say(format_args!(
             "attempt {attempt} ran for {}, at least --reset-after ({}): the backoff and the \
              retry count start afresh",
-            format_secs(ran),
-            format_secs(reset_after)
+            format_human(ran),
+            format_human(reset_after)
         ));
         self.emit(
             "reset",
@@ -333,25 +333,32 @@ impl Reporter {
         );
     }
 
-    /// Giving up after `attempts`, with `status`, and why.
+    /// Giving up after `attempts`, with `status`, and why: the closing line, with the time
+    /// the run took (`gave up after 6 attempts in 1m 3s: no retries left`).
     pub fn giving_up(&self, attempts: u64, why: &str, status: u8) {
         let s = if attempts == 1 { "" } else { "s" };
-        self.say(format_args!("giving up after {attempts} attempt{s}: {why}"));
+        self.say(format_args!(
+            "gave up after {attempts} attempt{s} in {}: {why}",
+            format_human(self.start.elapsed())
+        ));
         self.emit(
             "give_up",
             json!({ "attempts": attempts, "reason": why, "status": status }),
         );
     }
 
-    /// Success after `attempts`, the last of which ran for `ran` (a JSON event; a text line
-    /// only with `--verbose`).
-    pub fn success(&self, attempts: u64, ran: Duration) {
-        if self.verbose() {
+    /// Success on attempt `attempts`: the closing line when the run needed more than one
+    /// attempt, or with `--verbose` (`succeeded on attempt 3 of 6 after 12.4s`, the time the
+    /// run took); a JSON event.
+    pub fn success(&self, attempts: u64) {
+        if attempts > 1 || self.verbose() {
+            let label = match self.max_attempts.get() {
+                Some(m) => format!("attempt {attempts} of {m}"),
+                None => format!("attempt {attempts}"),
+            };
             self.say(format_args!(
-                "{}: {} succeeded after {}",
-                self.attempt_label(attempts),
-                self.program,
-                format_secs(ran)
+                "succeeded on {label} after {}",
+                format_human(self.start.elapsed())
             ));
         }
         self.emit("success", json!({ "attempts": attempts, "status": 0 }));
@@ -413,6 +420,18 @@ impl Reporter {
     }
 }
 
+/// Why the give-up rule grants no further retry, in the words of the closing line (durations
+/// in [`format_human`]'s form, where the crate's own `Display` keeps seconds).
+pub fn give_up_reason(why: GiveUp) -> String {
+    match why {
+        GiveUp::DelayPastDeadline(delay) => format!(
+            "the next delay ({}) would end at or past the deadline",
+            format_human(delay)
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// How an attempt ended, in words, with its status number.
 fn describe(program: &str, outcome: &Outcome) -> String {
     let status = outcome.status();
@@ -432,11 +451,11 @@ fn describe(program: &str, outcome: &Outcome) -> String {
         } => {
             let what = match reason {
                 StopReason::Timeout => {
-                    format!("{program} timed out after {}", format_secs(*after))
+                    format!("{program} timed out after {}", format_human(*after))
                 }
                 StopReason::Deadline => format!("{program} was stopped at the deadline"),
                 StopReason::Idle(quiet) => {
-                    format!("{program} was idle: no output for {}", format_secs(*quiet))
+                    format!("{program} was idle: no output for {}", format_human(*quiet))
                 }
             };
             let kill = if *killed { ", KILL needed" } else { "" };

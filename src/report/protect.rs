@@ -17,7 +17,7 @@ use crate::budget::{
     Admission, AfterAttempt, Begin, BreakerState, BudgetKey, BudgetPolicy, RunEnd, StoreLocation,
     from_epoch_ms,
 };
-use crate::duration::format_secs;
+use crate::duration::format_human;
 use crate::status::TEMP_FAIL;
 use crate::types::LogFormat;
 
@@ -70,7 +70,7 @@ impl Reporter {
         if self.verbose() {
             self.say(format_args!(
                 "splay: waiting {} before the first attempt",
-                format_secs(delay)
+                format_human(delay)
             ));
         }
         self.emit("splay", json!({ "delay": micros(delay) }));
@@ -204,7 +204,7 @@ impl Reporter {
         self.say(format_args!(
             "{}: waiting {} for the shared cooldown of budget {key} (until {})",
             self.attempt_label(attempt),
-            format_secs(delay),
+            format_human(delay),
             time_text(until_ms)
         ));
         self.emit(

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::duration::format_secs;
+use crate::duration::{format_human, format_secs};
 use crate::stop_signal::StopSignal;
 
 /// The settings that stop an attempt.
@@ -47,16 +47,16 @@ impl StopPlan {
         }
     }
 
-    /// What is sent, in order: `SIGTERM, then KILL 10.000s later`, `SIGINT, then no KILL`,
-    /// `no signal, then KILL 1.000s later`, `SIGKILL`.
+    /// What is sent, in order, as `--verbose` says it: `SIGTERM, then KILL 10s later`,
+    /// `SIGINT, then no KILL`, `no signal, then KILL 1s later`, `SIGKILL`.
     pub fn escalation(&self) -> String {
-        let (first, then) = self.steps();
+        let (first, then) = self.steps(format_human);
         format!("{first}{then}")
     }
 
-    /// The first step (`SIGTERM`, `no signal`) and what follows it (`, then KILL 10.000s
-    /// later`, `, then no KILL`, nothing after KILL).
-    fn steps(&self) -> (String, String) {
+    /// The first step (`SIGTERM`, `no signal`) and what follows it (`, then KILL 10s later`,
+    /// `, then no KILL`, nothing after KILL), the grace as `shown` writes it.
+    fn steps(&self, shown: fn(Duration) -> String) -> (String, String) {
         let first = match self.signal.number() {
             0 => "no signal".to_string(),
             _ => self.signal.to_string(),
@@ -66,7 +66,7 @@ impl StopPlan {
         } else if self.kill_after.is_zero() {
             ", then no KILL".to_string()
         } else {
-            format!(", then KILL {} later", format_secs(self.kill_after))
+            format!(", then KILL {} later", shown(self.kill_after))
         };
         (first, then)
     }
@@ -99,7 +99,7 @@ impl StopPlan {
         } else {
             "status 124 (137 after KILL)"
         };
-        let (first, then) = self.steps();
+        let (first, then) = self.steps(format_secs);
         Some(format!(
             "stop   {when}: {first} to the attempt's process tree{then}; {end}"
         ))
@@ -123,13 +123,13 @@ mod tests {
 
     #[test]
     fn says_what_is_sent_and_when() {
-        assert_eq!(plan().escalation(), "SIGTERM, then KILL 10.000s later");
+        assert_eq!(plan().escalation(), "SIGTERM, then KILL 10s later");
         let p = StopPlan {
             signal: "0".parse().unwrap(),
             kill_after: Duration::from_secs(1),
             ..plan()
         };
-        assert_eq!(p.escalation(), "no signal, then KILL 1.000s later");
+        assert_eq!(p.escalation(), "no signal, then KILL 1s later");
         let p = StopPlan {
             signal: "KILL".parse().unwrap(),
             ..plan()

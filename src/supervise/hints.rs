@@ -5,7 +5,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::Supervisor;
-use crate::duration::format_secs;
+use crate::duration::format_apart;
 use crate::hints::{Hint, HintSource};
 use crate::report::Wait;
 
@@ -39,11 +39,13 @@ fn checked(
     max_hint: Duration,
 ) -> Result<Wait, String> {
     match hint {
-        Some((asked, source)) if asked > max_hint => Err(format!(
-            "the server's {source} asks for a wait of {}, longer than --max-hint ({})",
-            format_secs(asked),
-            format_secs(max_hint)
-        )),
+        Some((asked, source)) if asked > max_hint => {
+            let (asked, max_hint) = format_apart(asked, max_hint);
+            Err(format!(
+                "the server's {source} asks for a wait of {asked}, longer than --max-hint \
+                 ({max_hint})"
+            ))
+        }
         // The hint set the delay (a hint in the past, or shorter than the backoff, did not).
         Some((asked, source)) if !asked.is_zero() && asked == delay => Ok(Wait {
             delay,
@@ -93,8 +95,7 @@ mod tests {
         assert_eq!(
             checked(SECS(7200), Some((SECS(7200), ra)), max),
             Err(
-                "the server's Retry-After asks for a wait of 7200.000s, longer than \
-                 --max-hint (3600.000s)"
+                "the server's Retry-After asks for a wait of 2h, longer than --max-hint (1h)"
                     .to_string()
             )
         );

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::stop::{Step, Stopping};
 use super::{Exit, Supervisor};
-use crate::duration::format_secs;
+use crate::duration::seconds_value;
 use crate::process::{self, Ended};
 use crate::report::HookEnd;
 use crate::signals::{Event, PASS_ON_SIGNALS};
@@ -35,10 +35,7 @@ impl Supervisor<'_> {
         env.extend(self.run_env());
         env.extend(self.telemetry_hook_env());
         if let Some(d) = delay {
-            env.push((
-                "RETRY_DELAY",
-                format_secs(d).trim_end_matches('s').to_string(),
-            ));
+            env.push(("RETRY_DELAY", seconds_value(d)));
         }
         env
     }

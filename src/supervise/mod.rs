@@ -239,7 +239,7 @@ impl Supervisor<'_> {
                 shape::Turn::End(exit) => return exit,
             }
             if verdict == Verdict::Success {
-                self.reporter.success(attempt, end.ran);
+                self.reporter.success(attempt);
                 return Exit::Code(0);
             }
             // An attempt that a timeout stopped hung rather than ran: it is not a healthy run.
@@ -272,7 +272,7 @@ impl Supervisor<'_> {
             let delay = match rule.next_delay(now.saturating_duration_since(self.start), floor, rng)
             {
                 Ok(delay) => delay,
-                Err(why) => return failed_giving_up(&why.to_string()),
+                Err(why) => return failed_giving_up(&crate::report::give_up_reason(why)),
             };
             // Protecting the service (protect.rs): a retry the budget refuses.
             if let Some(why) = &budget.give_up {

@@ -20,7 +20,7 @@ use crate::budget::{
 };
 use crate::codes::Verdict;
 use crate::config::{BudgetSettings, Config};
-use crate::duration::format_secs;
+use crate::duration::format_human;
 use crate::status::Exit;
 
 /// One run's budget, and how the run is ending as the breaker counts it.
@@ -303,7 +303,7 @@ fn too_long(key: &BudgetKey, until_ms: Option<u64>, max_hint: Duration) -> Optio
         format!(
             "the shared cooldown of budget {key} lasts until {}, longer than --max-hint ({})",
             time_text(until_ms),
-            format_secs(max_hint)
+            format_human(max_hint)
         )
     })
 }

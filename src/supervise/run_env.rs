@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::Supervisor;
-use crate::duration::format_secs;
+use crate::duration::seconds_value;
 
 /// A new run id: a version 4 UUID (RFC 9562, section 5.4,
 /// <https://www.rfc-editor.org/rfc/rfc9562#name-uuid-version-4>) in its canonical text form,
@@ -38,9 +38,7 @@ impl Supervisor<'_> {
 /// The seconds from `now` to `deadline`, as `RETRY_TIME_LEFT` gives them.
 fn time_left(deadline: Option<Instant>, now: Instant) -> String {
     deadline.map_or_else(String::new, |d| {
-        format_secs(d.saturating_duration_since(now))
-            .trim_end_matches('s')
-            .to_string()
+        seconds_value(d.saturating_duration_since(now))
     })
 }
 

@@ -278,7 +278,7 @@ fn a_run_still_in_its_splay_when_the_breaker_opens_is_refused_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let (marker, log) = (dir.path().join("marker"), dir.path().join("log"));
-    // The fleet's cron line with a shorter splay: seed 4 draws 2.718 s of a 4 s splay.
+    // The fleet's cron line with a shorter splay: seed 4 draws 2.718 s of a 4 s splay (2.7s).
     let mut splaying = retry_std()
         .args(args(
             &store,
@@ -291,7 +291,7 @@ fn a_run_still_in_its_splay_when_the_breaker_opens_is_refused_after_it() {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
-    wait_for_text(&log, "splay: waiting 2.718s");
+    wait_for_text(&log, "splay: waiting 2.7s before");
     // Meanwhile another run gives up: the breaker (1 run) opens.
     assert_eq!(
         run(&args(&store, "1", "1h", &[], &["false"])).status.code(),
@@ -347,7 +347,7 @@ fn a_breaker_that_opens_between_attempts_ends_the_retries() {
     );
     let give_up = text
         .lines()
-        .find(|l| l.starts_with("retry: giving up after 1 attempt: "))
+        .find(|l| l.starts_with("retry: gave up after 1 attempt in "))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(
         give_up.contains("circuit breaker for K is open until "),

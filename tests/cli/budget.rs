@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::helpers::{retry, send, wait_for_lines, wait_with_limit};
+use crate::helpers::{retry, send, timeless, wait_for_lines, wait_with_limit};
 use crate::redis_server::RedisServer;
 
 /// The JSON events of a run's stderr.
@@ -189,7 +189,8 @@ fn a_spent_budget_gives_up_with_the_last_status_and_says_so() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(
-        text.contains("retry: giving up after 1 attempt: retry budget for api is spent"),
+        timeless(&text)
+            .contains("retry: gave up after 1 attempt in T: retry budget for api is spent"),
         "{text}"
     );
     assert!(
@@ -320,7 +321,7 @@ fn a_corrupt_state_costs_one_warning() {
     // Without a budget, the retries are the -n's.
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(
-        text.contains("giving up after 3 attempts: no retries left"),
+        timeless(&text).contains("gave up after 3 attempts in T: no retries left"),
         "{text}"
     );
 }
@@ -375,7 +376,7 @@ fn a_redis_server_that_is_down_costs_one_warning_and_well_under_a_second() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(!text.contains("s3cret"), "{text}");
     assert!(
-        text.contains("giving up after 3 attempts: no retries left"),
+        timeless(&text).contains("gave up after 3 attempts in T: no retries left"),
         "{text}"
     );
     // Generous: the refused connection costs milliseconds; the bound is about load.

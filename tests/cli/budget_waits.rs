@@ -321,11 +321,11 @@ fn a_shared_cooldown_lasts_at_most_its_hint_whatever_the_clocks_say() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(!text.contains("warning"), "{text}");
     // The hint's 2 s, less the time retry took to start and read the store (wide: a loaded
-    // machine or an emulator takes tens of milliseconds).
+    // machine or an emulator takes tens of milliseconds), as a human duration (`1.9s`).
     let waited: f64 = text
         .split_once("waiting ")
-        .and_then(|(_, rest)| rest.split_once("s for the shared cooldown of budget K"))
-        .and_then(|(secs, _)| secs.parse().ok())
+        .and_then(|(_, rest)| rest.split_once(" for the shared cooldown of budget K"))
+        .map(|(took, _)| crate::helpers::human_secs(took))
         .unwrap_or_else(|| panic!("no wait for the shared cooldown in {text}"));
     assert!((1.0..=2.0).contains(&waited), "{text}");
     assert!(took >= Duration::from_millis(1900), "{took:?}");

@@ -219,3 +219,47 @@ pub fn tmp_left(tmpdir: &Path) -> Vec<std::path::PathBuf> {
         })
         .collect()
 }
+
+/// `text` with the elapsed time of each closing line (`gave up after 3 attempts in 1m 3s: ...`,
+/// `succeeded on attempt 3 of 6 after 12.4s`) replaced by `T`, for exact comparisons.
+pub fn timeless(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if let Some(at) = line.find("gave up after ")
+                && let Some(start) = line[at..].find(" in ").map(|i| at + i + 4)
+                && let Some(end) = line[start..].find(": ").map(|i| start + i)
+            {
+                format!("{}T{}", &line[..start], &line[end..])
+            } else if let Some(at) = line.find("succeeded on attempt ")
+                && let Some(start) = line[at..].find(" after ").map(|i| at + i + 7)
+            {
+                format!("{}T", &line[..start])
+            } else {
+                line.to_string()
+            }
+        })
+        .map(|line| line + "\n")
+        .collect()
+}
+
+/// Seconds in a duration as retry's text lines show it (`250us`, `250ms`, `12.4s`, `1m 30s`,
+/// `2h 5m`, `3d 4h`); panics on anything else.
+pub fn human_secs(text: &str) -> f64 {
+    text.split(' ')
+        .map(|part| {
+            let digits = part
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or_else(|| panic!("no unit in {text:?}"));
+            let n: f64 = part[..digits].parse().unwrap();
+            n * match &part[digits..] {
+                "us" => 1e-6,
+                "ms" => 1e-3,
+                "s" => 1.0,
+                "m" => 60.0,
+                "h" => 3600.0,
+                "d" => 86400.0,
+                unit => panic!("unit {unit:?} in {text:?}"),
+            }
+        })
+        .sum()
+}

@@ -75,7 +75,7 @@ fn on_retry_fail_stop_gives_up_with_the_last_status() {
         .arg(format!("echo x >> {}; exit 6", log.display()))
         .assert()
         .code(6)
-        .stderr(predicate::str::contains("giving up").and(predicate::str::contains("hook")));
+        .stderr(predicate::str::contains("gave up").and(predicate::str::contains("hook")));
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "x\n");
 }
 

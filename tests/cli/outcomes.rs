@@ -97,10 +97,10 @@ fn progress_lines_name_the_program_not_its_arguments() {
     assert_eq!(lines.len(), 3, "{:?}", r.stderr);
     assert_eq!(
         lines[0],
-        "retry: attempt 1 of 2: sh exited with status 9; retrying in 0.000s"
+        "retry: attempt 1 of 2: sh exited with status 9; retrying in 0s"
     );
     assert_eq!(lines[1], "retry: attempt 2 of 2: sh exited with status 9");
-    assert!(lines[2].starts_with("retry: giving up after 2 attempts"));
+    assert!(lines[2].starts_with("retry: gave up after 2 attempts in "));
     assert!(!r.stderr.contains("secret-token"));
 }
 

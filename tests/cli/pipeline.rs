@@ -288,11 +288,9 @@ fn delay_from_output_sets_the_next_delay_even_past_the_cap() {
         .arg("printf 'HTTP/1.1 429\\r\\nRetry-After: 1.5\\r\\n'; exit 1")
         .assert()
         .code(1)
-        // The hint counts from when its line arrived: 1.5 s less the moment since, named.
-        .stderr(
-            predicate::str::is_match(r"retrying in 1\.(4\d\d|500)s \(--delay-from-output\)")
-                .unwrap(),
-        );
+        // The hint counts from when its line arrived: 1.5 s less the moment since (rounded
+        // to the tenth), named.
+        .stderr(predicate::str::is_match(r"retrying in 1\.[45]s \(--delay-from-output\)").unwrap());
 }
 
 #[test]
@@ -399,7 +397,7 @@ fn a_closed_stdout_stops_the_retrying_when_the_attempt_writes_it() {
     // and does not retry into the void.
     let (status, stderr) = with_closed_stdout(&[], "seq 1 1000000; exit 1");
     assert_eq!(status.code(), Some(1), "{status:?}");
-    assert_eq!(stderr.matches("attempt ").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("retry: attempt ").count(), 1, "{stderr}");
     assert!(stderr.contains("reader of stdout is gone"), "{stderr}");
 }
 

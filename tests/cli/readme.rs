@@ -499,8 +499,9 @@ fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
     // The headers of both responses went to stdout, as curl printed them.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("retry-after: 1\r\n"), "{stdout}");
-    // retry's line is the README's, but for the delay's digits: the 10 ms base would give
-    // at most 10 ms; the header's second (counted from its arrival) won, and is named.
+    // retry's lines are the README's, but for the delay's digits: the 10 ms base would give
+    // at most 10 ms; the header's second (counted from its arrival) won, and is named; then
+    // the closing line, but for the time the run took.
     let stderr = String::from_utf8_lossy(&out.stderr);
     let ours: Vec<&str> = stderr
         .lines()
@@ -508,12 +509,18 @@ fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
         .collect();
     let shown = readme_output("retry-after");
     let theirs: Vec<&str> = shown.lines().filter(|l| l.starts_with("retry: ")).collect();
-    assert_eq!(ours.len(), 1, "{stderr}");
-    assert_eq!(theirs.len(), 1, "{shown}");
+    assert_eq!(ours.len(), 2, "{stderr}");
+    assert_eq!(theirs.len(), 2, "{shown}");
+    let closing = |line: &str| crate::helpers::timeless(line);
+    assert_eq!(closing(ours[1]), closing(theirs[1]), "{stderr}");
     let split = |line: &str| -> (String, f64, String) {
         let (head, rest) = line.split_once("retrying in ").unwrap();
-        let (secs, tail) = rest.split_once('s').unwrap();
-        (head.to_string(), secs.parse().unwrap(), tail.to_string())
+        let (shown, tail) = rest.split_once(' ').unwrap();
+        (
+            head.to_string(),
+            crate::helpers::human_secs(shown),
+            tail.to_string(),
+        )
     };
     let (ours, theirs) = (split(ours[0]), split(theirs[0]));
     assert_eq!((&ours.0, &ours.2), (&theirs.0, &theirs.2), "{stderr}");
@@ -846,7 +853,8 @@ fn the_fleet_cron_line_runs_as_written_but_for_a_shorter_splay() {
     assert_eq!(count(), 5);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("giving up after 5 attempts: retry budget for inventory-api is spent"),
+        crate::helpers::timeless(&stderr)
+            .contains("gave up after 5 attempts in T: retry budget for inventory-api is spent"),
         "{stderr}"
     );
     // Two more runs give up after their first attempt: three in a row open the breaker.
