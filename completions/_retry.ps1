@@ -53,6 +53,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--max-hint', '--max-hint', [CompletionResultType]::ParameterName, 'Longest server hint honoured [default: 1h]')
             [CompletionResult]::new('--max-replay', '--max-replay', [CompletionResultType]::ParameterName, 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Format of retry''s own progress: text or json [default: text]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour retry''s own words: auto, always or never [default: auto]')
             [CompletionResult]::new('--on-retry', '--on-retry', [CompletionResultType]::ParameterName, 'Run CMD with `sh -c` before each retry')
             [CompletionResult]::new('--on-retry-fail', '--on-retry-fail', [CompletionResultType]::ParameterName, 'What a failing --on-retry hook does: continue or stop [default: continue]')
             [CompletionResult]::new('--on-give-up', '--on-give-up', [CompletionResultType]::ParameterName, 'Run CMD with `sh -c` once, when giving up')

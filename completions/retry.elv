@@ -50,6 +50,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --max-hint 'Longest server hint honoured [default: 1h]'
             cand --max-replay 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]'
             cand --log-format 'Format of retry''s own progress: text or json [default: text]'
+            cand --color 'When to colour retry''s own words: auto, always or never [default: auto]'
             cand --on-retry 'Run CMD with `sh -c` before each retry'
             cand --on-retry-fail 'What a failing --on-retry hook does: continue or stop [default: continue]'
             cand --on-give-up 'Run CMD with `sh -c` once, when giving up'

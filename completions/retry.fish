@@ -30,6 +30,9 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-hint -d 'Longe
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-replay -d 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l log-format -d 'Format of retry\'s own progress: text or json [default: text]' -r -f -a "text\t'Lines for people: `retry: attempt 1 of 6: ...`'
 json\t'One JSON object per event and line, for machines'"
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l color -d 'When to colour retry\'s own words: auto, always or never [default: auto]' -r -f -a "auto\t'When stderr is a terminal whose `TERM` is not `dumb`, unless `NO_COLOR` is set to something; or whenever `CLICOLOR_FORCE` is (no-color.org, the CLICOLOR convention)'
+always\t'Always, even into a pipe or a file'
+never\t'Never'"
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l on-retry -d 'Run CMD with `sh -c` before each retry' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l on-retry-fail -d 'What a failing --on-retry hook does: continue or stop [default: continue]' -r -f -a "continue\t'Report it and go on retrying'
 stop\t'Give up at once'"
@@ -86,7 +89,7 @@ function __fish_retry_command
                 set -e words[1]
                 break
             # The flags that take a value, from the clap definition.
-            case --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --successes --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --log-format --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --metrics-file --metrics-job --simulate --runs --model --capacity --failure-rate --plot
+            case --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --successes --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --log-format --color --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --metrics-file --metrics-job --simulate --runs --model --capacity --failure-rate --plot
                 set -e words[1]
                 set -q words[1]; or return 1
             case '-?*'

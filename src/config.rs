@@ -21,7 +21,7 @@ use crate::duration::{format_apart, is_unlimited, limit};
 use crate::github::GitHub;
 use crate::preset::{Preset, Settings};
 use crate::stop_signal::StopSignal;
-use crate::types::{HookFailure, LogFormat, RetryLimit};
+use crate::types::{ColorWhen, HookFailure, LogFormat, RetryLimit};
 
 pub use self::loops::{LockSettings, Shape};
 pub use self::protect::{BudgetSettings, Protect, breaker, throttle};
@@ -119,6 +119,8 @@ pub struct Config {
     pub verbosity: Verbosity,
     /// Text or JSON progress.
     pub log_format: LogFormat,
+    /// `--color`: when retry's own words are coloured.
+    pub color: ColorWhen,
     /// `--on-retry` and `--on-give-up`.
     pub hooks: Hooks,
     /// Pipeline I/O: stdin replay, held stdout, output conditions, server hints, idleness.
@@ -392,6 +394,7 @@ impl Config {
             seed: backoff.seed,
             verbosity,
             log_format: output.log_format,
+            color: output.color,
             hooks: Hooks {
                 on_retry: cli.hooks.on_retry,
                 stop_on_failure: cli.hooks.on_retry_fail == HookFailure::Stop,

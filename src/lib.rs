@@ -28,6 +28,7 @@ pub mod entropy;
 #[cfg(unix)]
 pub mod env_file;
 pub mod github;
+pub mod held;
 pub mod hints;
 #[cfg(unix)]
 pub mod lock;

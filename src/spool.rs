@@ -265,7 +265,7 @@ impl Default for Spool {
 }
 
 /// `e`, an error of `what` (create, write) on the temporary file, with TMPDIR named in it.
-fn in_tmpdir(what: &str, e: &io::Error) -> io::Error {
+pub(crate) fn in_tmpdir(what: &str, e: &io::Error) -> io::Error {
     let dir = std::env::temp_dir();
     io::Error::new(
         e.kind(),
@@ -282,7 +282,7 @@ fn in_tmpdir(what: &str, e: &io::Error) -> io::Error {
 /// 0666 (less the umask), and a chmod after it would leave a moment in which the copy is
 /// readable by others. Where `O_TMPFILE` is not supported, `tempfile::tempfile()`, which falls
 /// back to creating a 0600 file and unlinking it at once; the chmod then changes nothing.
-fn private_tempfile() -> io::Result<File> {
+pub(crate) fn private_tempfile() -> io::Result<File> {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::OpenOptionsExt;

@@ -35,6 +35,19 @@ pub enum LogFormat {
     Json,
 }
 
+/// `--color`: when retry colours its own words on stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// When stderr is a terminal whose `TERM` is not `dumb`, unless `NO_COLOR` is set to
+    /// something; or whenever `CLICOLOR_FORCE` is (no-color.org, the CLICOLOR convention).
+    #[default]
+    Auto,
+    /// Always, even into a pipe or a file.
+    Always,
+    /// Never.
+    Never,
+}
+
 /// `--on-retry-fail`: what a failing `--on-retry` hook does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum HookFailure {

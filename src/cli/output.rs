@@ -9,7 +9,7 @@ use std::str::FromStr;
 use clap::Args;
 use clap::builder::BoolishValueParser;
 
-use crate::types::LogFormat;
+use crate::types::{ColorWhen, LogFormat};
 
 /// The "Output" heading: what retry prints and what the attempts see of stdin and stdout.
 #[derive(Debug, Default, Args)]
@@ -79,6 +79,18 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text,
           hide_default_value = true)]
     pub log_format: LogFormat,
+
+    /// When to colour retry's own words: auto, always or never [default: auto]
+    ///
+    /// Colours only retry's lines on stderr, never the command's output or JSON events: the
+    /// closing line of a run that gave up in red, of one that succeeded after retries in
+    /// green, the name of a server hint that set a delay in cyan. auto colours when stderr is
+    /// a terminal whose TERM is not dumb, unless NO_COLOR is set to anything (no-color.org);
+    /// CLICOLOR_FORCE set to anything but 0 colours even into a pipe. always and never
+    /// override both. RETRY_COLOR sets it too.
+    #[arg(long, value_name = "WHEN", value_enum, env = "RETRY_COLOR",
+          default_value_t = ColorWhen::Auto, hide_default_value = true)]
+    pub color: ColorWhen,
 
     /// Tell GitHub Actions nothing: no annotation, no step outputs
     ///

@@ -10,11 +10,14 @@
 //! attempt durations to the millisecond) and the seed is a string, as it may pass 2^53. Every
 //! event of a run carries its `run_id` (the `RETRY_RUN_ID` of its attempts).
 
+mod colour;
 mod dry_run;
 mod escape;
+mod live;
 mod loops;
 mod protect;
 mod stopping;
+mod sink;
 
 use std::cell::Cell;
 use std::ffi::OsString;
@@ -31,11 +34,16 @@ use crate::hints::HintSource;
 use crate::process::{Outcome, StopReason};
 use crate::types::LogFormat;
 
+pub use self::colour::set as set_color;
 pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, dry_run};
 pub use self::escape::escape;
 use self::escape::quote;
 pub use self::loops::dry_run_loop;
 pub use self::stopping::StopPlan;
+pub use self::live::{next_tick as countdown_next_tick, settle, tick as countdown_tick};
+pub(crate) use self::sink::write_line;
+use self::sink::{emit_json, write_spans};
+pub use self::sink::{hold_from_now, write_raw};
 
 /// Progress reporting for one run.
 #[derive(Debug)]
@@ -145,8 +153,20 @@ impl Reporter {
 
     /// A text progress line (not in JSON mode, not with `--quiet`).
     fn say(&self, line: std::fmt::Arguments<'_>) {
-        if !self.quiet() && !self.json() {
+        if self.speaks() {
             write_line(&format!("retry: {line}"));
+        }
+    }
+
+    /// Whether text progress lines are printed: text format, not `--quiet`.
+    fn speaks(&self) -> bool {
+        !self.quiet() && !self.json()
+    }
+
+    /// A text progress line in `style` (after the `retry: ` prefix, which stays plain).
+    fn say_in(&self, style: anstyle::Style, line: &str) {
+        if self.speaks() {
+            write_spans(&[(anstyle::Style::new(), "retry: "), (style, line)]);
         }
     }
 
@@ -299,12 +319,11 @@ impl Reporter {
         };
         match next {
             Some(Wait { delay, hint }) => {
-                let named = hint.map(|h| format!(" ({h})")).unwrap_or_default();
-                self.say(format_args!(
-                    "{}: {how}{took}; retrying in {}{named}",
-                    self.attempt_label(attempt),
-                    format_human(delay)
-                ));
+                self.waiting(
+                    &format!("retry: {}: {how}{took}", self.attempt_label(attempt)),
+                    delay,
+                    hint,
+                );
                 self.emit(
                     "wait",
                     json!({
@@ -315,6 +334,36 @@ impl Reporter {
                 );
             }
             None => self.say(format_args!("{}: {how}{took}", self.attempt_label(attempt))),
+        }
+    }
+
+    /// The line of a failed attempt followed by a wait of `delay` (`head; retrying in DELAY
+    /// (HINT)`): on a terminal the start of a countdown ([`live`]), elsewhere the line.
+    fn waiting(&self, head: &str, delay: Duration, hint: Option<HintSource>) {
+        if !self.speaks() {
+            return;
+        }
+        let shown = format_human(delay);
+        let hint = hint.map(|h| h.to_string());
+        let plain = anstyle::Style::new();
+        let middle = format!("; retrying in {shown}");
+        let mut spans = vec![(plain, head), (plain, middle.as_str())];
+        if let Some(name) = &hint {
+            spans.extend([(plain, " ("), (colour::HINT, name.as_str()), (plain, ")")]);
+        }
+        let normal = sink::line_bytes(&spans);
+        let wake = Instant::now().checked_add(delay);
+        match wake {
+            Some(wake) if delay >= live::SHORTEST && !sink::holding() && live::on_terminal() => {
+                // The frames' tail: what follows the delay, as the line has it.
+                let tail_spans = &spans[2..];
+                let tail = sink::line_bytes(tail_spans);
+                let tail = tail.strip_suffix(b"\n").unwrap_or(&tail).to_vec();
+                let width = hint.as_ref().map_or(0, |h| live::columns(h) + 3);
+                let head = escape(&sink::without_os_error(&sink::one_line(head)));
+                live::start(normal, head, (tail, width), wake, &shown);
+            }
+            _ => sink::put(&normal),
         }
     }
 
@@ -337,10 +386,13 @@ impl Reporter {
     /// the run took (`gave up after 6 attempts in 1m 3s: no retries left`).
     pub fn giving_up(&self, attempts: u64, why: &str, status: u8) {
         let s = if attempts == 1 { "" } else { "s" };
-        self.say(format_args!(
-            "gave up after {attempts} attempt{s} in {}: {why}",
-            format_human(self.start.elapsed())
-        ));
+        self.say_in(
+            colour::GAVE_UP,
+            &format!(
+                "gave up after {attempts} attempt{s} in {}: {why}",
+                format_human(self.start.elapsed())
+            ),
+        );
         self.emit(
             "give_up",
             json!({ "attempts": attempts, "reason": why, "status": status }),
@@ -356,10 +408,16 @@ impl Reporter {
                 Some(m) => format!("attempt {attempts} of {m}"),
                 None => format!("attempt {attempts}"),
             };
-            self.say(format_args!(
+            let line = format!(
                 "succeeded on {label} after {}",
                 format_human(self.start.elapsed())
-            ));
+            );
+            let style = if attempts > 1 {
+                colour::SUCCEEDED
+            } else {
+                anstyle::Style::new()
+            };
+            self.say_in(style, &line);
         }
         self.emit("success", json!({ "attempts": attempts, "status": 0 }));
     }
@@ -481,93 +539,14 @@ pub fn error(format: LogFormat, start: Instant, message: &str) {
     }
 }
 
-/// Writes one of retry's own text lines on stderr, through [`crate::outlet`] (never waiting
-/// for a reader past a stop signal or the deadline). Line breaks become spaces, and every other
-/// character that must not reach a terminal raw (control characters: ESC, BEL, an OSC
-/// sequence's start; bidirectional controls) is escaped ([`fn@escape`]), whatever part of the
-/// message it came from: a server's reply, a stored value, a file name. A write that fails is
-/// dropped: stderr is where its error would go.
-pub(crate) fn write_line(text: &str) {
-    let mut line = escape(&without_os_error(&one_line(text)));
-    line.push('\n');
-    let _ = crate::outlet::stderr(line.as_bytes());
-}
-
-/// Writes one JSON event line on stderr: the event's name, `elapsed` (seconds, rounded to the
-/// millisecond), the run's id when there is one, then `fields`.
-fn emit_json(event: &str, elapsed: Duration, run_id: Option<&str>, mut fields: Value) {
-    let mut line = serde_json::Map::new();
-    line.insert("event".into(), event.into());
-    line.insert(
-        "elapsed".into(),
-        ((elapsed.as_secs_f64() * 1000.0).round() / 1000.0).into(),
-    );
-    if let Some(id) = run_id {
-        line.insert("run_id".into(), id.into());
-    }
-    if let Value::Object(map) = fields.take() {
-        line.extend(map);
-    }
-    let mut text = without_os_error(&Value::Object(line).to_string()).into_owned();
-    text.push('\n');
-    // serde_json escapes every control character; a failed write is dropped (see write_line).
-    let _ = crate::outlet::stderr(text.as_bytes());
-}
-
 /// A duration for JSON: seconds rounded to the microsecond.
 fn micros(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e6
 }
 
-/// `message` without the ` (os error N)` that Rust's I/O errors add to the system's own words
-/// ("No such file or directory (os error 2)"): the words are for people, the number is not.
-fn without_os_error(message: &str) -> std::borrow::Cow<'_, str> {
-    const MARK: &str = " (os error ";
-    if !message.contains(MARK) {
-        return message.into();
-    }
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(at) = rest.find(MARK) {
-        let after = &rest[at + MARK.len()..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && after[digits..].starts_with(')') {
-            out.push_str(&rest[..at]);
-            rest = &after[digits + 1..];
-        } else {
-            out.push_str(&rest[..at + MARK.len()]);
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out.into()
-}
-
-/// `message` with every line break replaced by a space: one line whatever it quotes.
-fn one_line(message: &str) -> std::borrow::Cow<'_, str> {
-    if message.contains(['\n', '\r']) {
-        message.replace(['\n', '\r'], " ").into()
-    } else {
-        message.into()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn os_error_numbers_are_dropped_and_nothing_else() {
-        assert_eq!(
-            without_os_error("cannot run 'x': No such file or directory (os error 2); next"),
-            "cannot run 'x': No such file or directory; next"
-        );
-        assert_eq!(without_os_error("a (os error x) b"), "a (os error x) b");
-        assert_eq!(
-            without_os_error("one (os error 24) two (os error 11)"),
-            "one two"
-        );
-    }
 
     #[test]
     fn rounds_delays_to_microseconds() {

@@ -57,6 +57,8 @@ impl Supervisor<'_> {
         let handed_on = self.env_file_env(false);
         let mut env = env.to_vec();
         env.extend(handed_on.iter().map(|(k, v)| (k.as_str(), v.clone())));
+        // A countdown on the terminal is finalised before the hook may write there.
+        crate::report::settle();
         let hook = match process::spawn_hook(script, &env) {
             Ok(hook) => hook,
             Err(e) => {

@@ -35,6 +35,7 @@ use stop::{Step, Stopping};
 /// passes, or a signal stops it; returns how retry must end.
 pub fn run(config: &Config) -> Exit {
     let start = Instant::now();
+    crate::report::set_color(config.color);
     let run_id = run_env::new_run_id();
     let reporter = Reporter::new(
         config.verbosity,
@@ -362,10 +363,28 @@ impl Supervisor<'_> {
 
     /// Waits until `wake` (`None`: forever), reaping strays. A stop signal ends the wait
     /// with `Err(signal)`; USR1 and USR2 have no attempt to go to and are dropped.
+    /// On a terminal the wait also redraws the countdown once a second
+    /// ([`crate::report::countdown_tick`]); it is finalised when the wait ends, however it ends.
     fn wait(&self, wake: Option<Instant>) -> Result<(), i32> {
+        let ended = self.wait_counting_down(wake);
+        crate::report::settle();
+        ended
+    }
+
+    fn wait_counting_down(&self, wake: Option<Instant>) -> Result<(), i32> {
         loop {
+            // Off a terminal there is no countdown: one wait for the whole delay.
+            let tick = crate::report::countdown_next_tick();
+            let until = match (wake, tick) {
+                (Some(wake), Some(tick)) => Some(wake.min(tick)),
+                (wake, _) => wake,
+            };
             // A delay of 0 is 0, but a signal already queued still counts.
-            let Some(event) = self.events.wait(wake) else {
+            let Some(event) = self.events.wait(until) else {
+                if until != wake {
+                    crate::report::countdown_tick();
+                    continue;
+                }
                 return Ok(());
             };
             match event {
@@ -386,6 +405,8 @@ impl Supervisor<'_> {
             return Err(self.interrupted_by(signal));
         }
         self.reporter.attempt_start(attempt);
+        // Nothing of retry's is left drawn in place when the attempt may write.
+        crate::report::settle();
         let max = self
             .max_attempts()
             .map(|m| m.to_string())

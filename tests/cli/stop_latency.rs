@@ -58,6 +58,7 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
         "verbose" => (vec!["-v"], true),
         "log_format" => (vec!["--log-format", "json"], true),
         "no_github" => (vec!["--no-github"], true),
+        "color" => (vec!["--color", "always"], true),
         "on_retry" => (vec!["--on-retry", "true"], true),
         "on_retry_fail" => (vec!["--on-retry", "false", "--on-retry-fail", "stop"], true),
         "on_give_up" => (vec!["--on-give-up", "true"], true),

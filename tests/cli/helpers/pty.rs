@@ -22,8 +22,20 @@ pub enum Attach {
 
 /// Starts `cmd` on a new pty as `attach` says; returns the process and the pty's master side
 /// (what a user types into and reads from).
-pub fn spawn_on_pty(mut cmd: Command, attach: Attach) -> (Child, File) {
-    let pty = nix::pty::openpty(None, None).unwrap();
+pub fn spawn_on_pty(cmd: Command, attach: Attach) -> (Child, File) {
+    spawn_on_pty_sized(cmd, attach, None)
+}
+
+/// [`spawn_on_pty`] on a pty of `columns` columns (and 24 rows); `None`: the system's default
+/// size (0 by 0 on Linux, which programs read as unknown).
+pub fn spawn_on_pty_sized(mut cmd: Command, attach: Attach, columns: Option<u16>) -> (Child, File) {
+    let size = columns.map(|ws_col| nix::pty::Winsize {
+        ws_row: 24,
+        ws_col,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    });
+    let pty = nix::pty::openpty(size.as_ref(), None).unwrap();
     // Neither side is inherited as such: the child gets the slave side as its standard
     // streams only, and never the master (which would keep the terminal up).
     for fd in [&pty.master, &pty.slave] {
@@ -78,6 +90,36 @@ pub fn retry_in_terminal(args: &[String]) -> (Child, File) {
     spawn_on_pty(cmd, Attach::Terminal)
 }
 
+/// Starts retry with `args` and the variables `env` (the caller's `RETRY_*` and `GITHUB_*`
+/// removed) as the session leader of a new pty of `columns` columns.
+pub fn retry_on_pty(args: &[&str], env: &[(&str, &str)], columns: u16) -> (Child, File) {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    super::clear_outside_env(&mut cmd);
+    cmd.args(args).envs(env.iter().copied());
+    spawn_on_pty_sized(cmd, Attach::Terminal, Some(columns))
+}
+
+/// Sets the size of the terminal whose master side is `master` to `columns` by 24, as a
+/// terminal emulator does when its window is resized (the kernel sends SIGWINCH to the
+/// terminal's foreground group).
+pub fn resize(master: &File, columns: u16) {
+    let size = libc::winsize {
+        ws_row: 24,
+        ws_col: columns,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ reads a `winsize` from the valid pointer given.
+    let rc = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(master),
+            libc::TIOCSWINSZ,
+            &size,
+        )
+    };
+    assert_eq!(rc, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
+}
+
 /// Starts an interactive bash (job control on, no rc files) as the session leader of a new
 /// pty; returns it and the pty's master side, into which commands are typed.
 pub fn interactive_shell() -> (Child, File) {
@@ -85,4 +127,63 @@ pub fn interactive_shell() -> (Child, File) {
     cmd.args(["--norc", "--noprofile", "-i"]).env("PS1", "$ ");
     super::clear_outside_env(&mut cmd);
     spawn_on_pty(cmd, Attach::Terminal)
+}
+
+/// What a pty shows, read by a thread of its own, so that a test can wait for some bytes
+/// (within the hang limit) and still act while the program runs.
+pub struct Screen {
+    chunks: std::sync::mpsc::Receiver<Vec<u8>>,
+    /// Everything read so far.
+    pub seen: Vec<u8>,
+}
+
+impl Screen {
+    /// Starts reading `master` (a clone of it: the caller keeps its handle to resize it).
+    pub fn read(master: &File) -> Screen {
+        let mut master = master.try_clone().unwrap();
+        let (tx, chunks) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        Screen {
+            chunks,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads until what was seen holds `needle` `times` times; panics after the hang limit.
+    pub fn wait_for(&mut self, needle: &[u8], times: usize) {
+        let start = std::time::Instant::now();
+        while self
+            .seen
+            .windows(needle.len())
+            .filter(|w| *w == needle)
+            .count()
+            < times
+        {
+            let left = super::HANG_LIMIT.saturating_sub(start.elapsed());
+            match self.chunks.recv_timeout(left) {
+                Ok(chunk) => self.seen.extend_from_slice(&chunk),
+                Err(_) => panic!(
+                    "{:?} never showed {times} time(s): {:?}",
+                    String::from_utf8_lossy(needle),
+                    String::from_utf8_lossy(&self.seen)
+                ),
+            }
+        }
+    }
+
+    /// Reads until the pty is closed (every holder of its slave side is gone); returns all
+    /// that was seen.
+    pub fn until_closed(mut self) -> Vec<u8> {
+        while let Ok(chunk) = self.chunks.recv_timeout(super::HANG_LIMIT) {
+            self.seen.extend_from_slice(&chunk);
+        }
+        self.seen
+    }
 }

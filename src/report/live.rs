@@ -1,0 +1,215 @@
+//! The countdown on a terminal: while retry waits before the next attempt, the line of the
+//! attempt that failed is drawn in place with the time left (`retry: attempt 2 of 6: sh exited
+//! with status 1; retrying in 12s`), redrawn once a second from the supervisor's wait
+//! ([`next_tick`], [`tick`]), and finalised as the line logs get (the whole delay, a newline)
+//! before anything else is written ([`settle`], which [`super::sink::put`] calls): so it never
+//! mixes with an attempt's or a hook's output, and a stop signal, which ends the wait at once,
+//! finds the line whole.
+//!
+//! Only when stderr is a terminal whose `TERM` is set and not `dumb`, looked at once, when there
+//! is first a wait of a second or more to show; anywhere else the lines are exactly the ones
+//! logs get, and the wait is one `ppoll` with no periodic wake-up. A frame is `\r`, the line cut
+//! to the terminal's width less one column (asked for at each frame: a resized terminal gets
+//! the next frame right), then `ESC [ K` (erase to the end of the line, ECMA-48 EL). The line
+//! takes the whole terminal line: the last line of an attempt's output that did not end with
+//! a newline is overwritten on the screen (only there: nothing of it is lost in a pipe or file).
+
+use std::io::IsTerminal;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::duration::format_human;
+
+/// The countdown being shown, if any.
+static LIVE: Mutex<Option<Live>> = Mutex::new(None);
+
+/// The shortest wait that gets a countdown: a shorter one is over before a redraw.
+pub(super) const SHORTEST: Duration = Duration::from_secs(1);
+/// Columns of the attempt's description kept at the least; on a narrower terminal no frame
+/// is drawn, only the final line.
+const MIN_HEAD: usize = 12;
+
+#[derive(Debug)]
+struct Live {
+    /// The line as logs get it, newline included.
+    normal: Vec<u8>,
+    /// The line up to `; retrying in`, escaped.
+    head: String,
+    /// What follows the delay (the hint's name), escaped and styled; and its width.
+    tail: (Vec<u8>, usize),
+    /// When the wait ends.
+    wake: Instant,
+    /// A frame was written: the final line must overwrite it.
+    drawn: bool,
+    /// A write failed (the terminal went away): no more frames.
+    broken: bool,
+}
+
+fn lock() -> MutexGuard<'static, Option<Live>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether stderr is a terminal that takes a countdown (see the module doc); looked at once.
+pub(super) fn on_terminal() -> bool {
+    static YES: OnceLock<bool> = OnceLock::new();
+    *YES.get_or_init(|| {
+        std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
+            && std::io::stderr().is_terminal()
+    })
+}
+
+/// Starts a countdown to `wake` for the line `normal` (as logs get it), whose frames are
+/// `head`, `; retrying in ` and the time left, then `tail` (of `tail_width` columns); draws
+/// the first frame, which shows `first` (the whole delay, as the final line will).
+pub(super) fn start(
+    normal: Vec<u8>,
+    head: String,
+    tail: (Vec<u8>, usize),
+    wake: Instant,
+    first: &str,
+) {
+    settle();
+    let mut live = lock();
+    let mut shown = Live {
+        normal,
+        head,
+        tail,
+        wake,
+        drawn: false,
+        broken: false,
+    };
+    shown.draw(first);
+    *live = Some(shown);
+}
+
+/// When the countdown's next frame is due (`None`: no countdown is showing, or its last frame
+/// is drawn): each time the whole seconds left change.
+pub fn next_tick() -> Option<Instant> {
+    let live = lock();
+    let live = live.as_ref().filter(|l| !l.broken)?;
+    let left = whole_seconds_left(live.wake, Instant::now());
+    if left <= 1 {
+        return None;
+    }
+    live.wake.checked_sub(Duration::from_secs(left - 1))
+}
+
+/// Draws the countdown's next frame, the whole seconds left, if one is showing.
+pub fn tick() {
+    let mut live = lock();
+    if let Some(live) = live.as_mut().filter(|l| !l.broken) {
+        let left = whole_seconds_left(live.wake, Instant::now());
+        live.draw(&format_human(Duration::from_secs(left)));
+    }
+}
+
+/// Ends the countdown, if one is showing: its frame is replaced by the line logs get (the
+/// whole delay), with its newline. Call before anything else is written to the terminal.
+pub fn settle() {
+    let Some(live) = lock().take() else {
+        return;
+    };
+    if !live.drawn {
+        let _ = crate::outlet::stderr(&live.normal);
+        return;
+    }
+    let line = live.normal.strip_suffix(b"\n").unwrap_or(&live.normal);
+    let mut bytes = Vec::with_capacity(line.len() + 8);
+    bytes.push(b'\r');
+    bytes.extend_from_slice(line);
+    bytes.extend_from_slice(b"\x1b[K\n");
+    let _ = crate::outlet::stderr(&bytes);
+}
+
+/// The whole seconds from `now` to `wake`, rounded up (a millisecond early counts as on time).
+fn whole_seconds_left(wake: Instant, now: Instant) -> u64 {
+    let ms = wake.saturating_duration_since(now).as_millis();
+    u64::try_from(ms.saturating_sub(1) / 1000 + 1).unwrap_or(u64::MAX)
+}
+
+impl Live {
+    /// Writes the frame showing `left` as the time left, cut to the terminal's width.
+    fn draw(&mut self, left: &str) {
+        let middle = format!("; retrying in {left}");
+        let room = width().saturating_sub(1);
+        let fixed = columns(&middle) + self.tail.1;
+        let mut frame = Vec::with_capacity(room + 16);
+        frame.push(b'\r');
+        if fixed + MIN_HEAD <= room {
+            frame.extend_from_slice(cut(&self.head, room - fixed).as_bytes());
+            frame.extend_from_slice(middle.as_bytes());
+            frame.extend_from_slice(&self.tail.0);
+        }
+        frame.extend_from_slice(b"\x1b[K");
+        match crate::outlet::stderr(&frame) {
+            Ok(()) => self.drawn = true,
+            Err(_) => self.broken = true,
+        }
+    }
+}
+
+/// The columns of stderr's terminal (80 when it cannot be told).
+fn width() -> usize {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes a `winsize` to the valid pointer given, and nothing else.
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    if ok && size.ws_col > 0 {
+        usize::from(size.ws_col)
+    } else {
+        80
+    }
+}
+
+/// Columns `text` may take: one per ASCII character, two for any other (a wide character
+/// takes two; counting every one as wide never overflows the line).
+pub(super) fn columns(text: &str) -> usize {
+    text.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum()
+}
+
+/// `text` cut to at most `max` columns, ending in `...` when cut.
+fn cut(text: &str, max: usize) -> String {
+    if columns(text) <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = if c.is_ascii() { 1 } else { 2 };
+        if used + w + 3 > max {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push_str("...");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_seconds_round_up() {
+        let now = Instant::now();
+        let at = |ms| whole_seconds_left(now + Duration::from_millis(ms), now);
+        assert_eq!(
+            (at(12_400), at(12_000), at(11_999), at(1001)),
+            (13, 12, 12, 2)
+        );
+        assert_eq!((at(1000), at(1), at(0)), (1, 1, 1));
+    }
+
+    #[test]
+    fn cuts_to_the_columns_with_an_ellipsis() {
+        assert_eq!(cut("retry: attempt 2", 40), "retry: attempt 2");
+        assert_eq!(cut("retry: attempt 2", 10), "retry: ...");
+        assert_eq!(columns("é"), 2);
+        assert_eq!(cut("ééééé", 7), "éé...");
+    }
+}
