@@ -15,10 +15,10 @@ use anyhow::{Result, bail};
 use regex::bytes::Regex;
 
 use crate::backoff::{Jitter, Policy};
+use crate::ci::Ci;
 use crate::cli::{Cli, Origins, value_name};
 use crate::codes::{CodeSet, Conditions};
 use crate::duration::{format_apart, is_unlimited, limit};
-use crate::github::GitHub;
 use crate::preset::{Preset, Settings};
 use crate::stop_signal::StopSignal;
 use crate::types::{ColorWhen, HookFailure, LogFormat, RetryLimit};
@@ -131,9 +131,9 @@ pub struct Config {
     /// `--reset-after`: an attempt that ran at least this long before failing starts the
     /// schedule afresh; `None` when absent, 0 or `inf`.
     pub reset_after: Option<Duration>,
-    /// GitHub Actions annotations and step outputs; `None` outside GitHub Actions or with
-    /// `--no-github`.
-    pub github: Option<GitHub>,
+    /// The CI system told of the run (folds, GitHub Actions' annotations, outputs and step
+    /// summary); empty outside CI, with `--no-ci`, and for GitHub Actions with `--no-github`.
+    pub ci: Ci,
     /// The program and its arguments; empty only with `dry_run`.
     pub command: Vec<OsString>,
     /// Why the program may not be a command at all, said when it is not found (a bare number,
@@ -419,7 +419,9 @@ impl Config {
                 None => DEFAULT_MAX_HINT,
             },
             reset_after: stopping.reset_after.and_then(limit),
-            github: GitHub::from_env(output.no_github, |name| std::env::var(name).ok()),
+            ci: Ci::from_env(output.no_github, output.no_ci, |name| {
+                std::env::var(name).ok()
+            }),
             command: cli.command,
             not_found_hint: cli.not_found_hint,
             protect,

@@ -9,10 +9,11 @@
 //! process's end. `--simulate` goes from [`cli`] and [`config`] to [`simulate`] instead.
 //! Below them all: [`types`], the small values the command line shares with the layers under
 //! it; [`codes`], [`duration`], [`size`] and [`stop_signal`], which parse values; and
-//! self-contained parts for the layers above: [`hints`] (server delay hints), [`github`] (GitHub Actions output),
-//! [`budget`] (retry budget, circuit breaker), [`lock`] (`--lock`), [`env_file`]
-//! (`RETRY_ENV_FILE`) and [`signals`] (signals and child ends as events on the supervisor's one
-//! thread).
+//! self-contained parts for the layers above: [`hints`] (server delay hints), [`ci`] (what CI
+//! systems are told: folds, GitHub Actions' annotations, outputs and step summary), [`held`]
+//! (`--chronic`'s held output), [`budget`] (retry budget, circuit breaker), [`lock`]
+//! (`--lock`), [`env_file`] (`RETRY_ENV_FILE`) and [`signals`] (signals and child ends as
+//! events on the supervisor's one thread).
 //! The backoff maths and the contention simulator are crates of their own in this workspace:
 //! `retry-tool-backoff` (re-exported as [`backoff`]) and `retry-tool-simulate`.
 
@@ -20,6 +21,7 @@
 pub use retry_tool_backoff as backoff;
 
 pub mod budget;
+pub mod ci;
 pub mod cli;
 pub mod codes;
 pub mod config;
@@ -27,7 +29,6 @@ pub mod duration;
 pub mod entropy;
 #[cfg(unix)]
 pub mod env_file;
-pub mod github;
 pub mod held;
 pub mod hints;
 #[cfg(unix)]

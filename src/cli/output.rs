@@ -92,16 +92,29 @@ pub struct OutputArgs {
           default_value_t = ColorWhen::Auto, hide_default_value = true)]
     pub color: ColorWhen,
 
-    /// Tell GitHub Actions nothing: no annotation, no step outputs
+    /// Tell GitHub Actions nothing: no folds, annotations, step outputs or step summary
     ///
-    /// Under GitHub Actions (GITHUB_ACTIONS=true) retry writes a ::warning workflow command
-    /// when the command succeeded only after retries, and an ::error when it gives up, naming
-    /// the attempts and their statuses (on stderr, which the runner reads as it does stdout);
-    /// and appends attempts=N and status=S to the file named by GITHUB_OUTPUT, for
-    /// `steps.<id>.outputs.attempts`. If that file cannot be written, retry says so and does
-    /// not exit 0 (125 instead). RETRY_NO_GITHUB=true (or 1, yes, on) sets it too.
+    /// Under GitHub Actions (GITHUB_ACTIONS=true) retry puts each attempt's output between
+    /// ::group::attempt N of M and ::endgroup::; writes a ::warning workflow command when the
+    /// command succeeded only after retries, and an ::error when it gives up, naming the
+    /// attempts and their statuses (on stderr, which the runner reads as it does stdout);
+    /// appends attempts=N and status=S to the file named by GITHUB_OUTPUT, for
+    /// `steps.<id>.outputs.attempts`; and, when the run needed retries or gave up, a Markdown
+    /// table of the attempts (status, duration, delay after, hint) to GITHUB_STEP_SUMMARY. If
+    /// one of these files cannot be written, retry says so and does not exit 0 (125 instead).
+    /// RETRY_NO_GITHUB=true (or 1, yes, on) sets it too.
     #[arg(long, env = "RETRY_NO_GITHUB", value_parser = BoolishValueParser::new())]
     pub no_github: bool,
+
+    /// Tell no CI system anything: no folds, and --no-github
+    ///
+    /// Under GitHub Actions (GITHUB_ACTIONS=true) retry puts each attempt's output in a
+    /// ::group::attempt N of M fold (and see --no-github for the rest); under GitLab CI
+    /// (GITLAB_CI=true) in a collapsed section; under Buildkite (BUILDKITE=true) under a
+    /// `--- attempt N of M` group header. --no-ci turns all of it off; --no-github only
+    /// GitHub Actions' part. RETRY_NO_CI=true (or 1, yes, on) sets it too.
+    #[arg(long, env = "RETRY_NO_CI", value_parser = BoolishValueParser::new())]
+    pub no_ci: bool,
 }
 
 /// `--max-replay`: a size in bytes or `unlimited` (`None`).

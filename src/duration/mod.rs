@@ -360,7 +360,10 @@ mod tests {
             (Duration::from_secs(86_399), "1d"),
             (Duration::from_secs(3 * 86_400 + 4 * 3600), "3d 4h"),
             (Duration::MAX, "inf"),
-            (Duration::MAX - Duration::from_secs(1), "213503982334601d 7h"),
+            (
+                Duration::MAX - Duration::from_secs(1),
+                "213503982334601d 7h",
+            ),
         ];
         for (d, want) in cases {
             assert_eq!(format_human(d), want, "{d:?}");

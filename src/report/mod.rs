@@ -16,8 +16,9 @@ mod escape;
 mod live;
 mod loops;
 mod protect;
-mod stopping;
 mod sink;
+mod stopping;
+mod words;
 
 use std::cell::Cell;
 use std::ffi::OsString;
@@ -25,7 +26,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::backoff::{GiveUp, Policy};
+use self::words::describe;
+use crate::backoff::Policy;
 use crate::cli::JitterArg;
 use crate::codes::signal_name;
 use crate::config::{Shape, Verbosity};
@@ -39,11 +41,12 @@ pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, dry_run};
 pub use self::escape::escape;
 use self::escape::quote;
 pub use self::loops::dry_run_loop;
-pub use self::stopping::StopPlan;
 pub use self::live::{next_tick as countdown_next_tick, settle, tick as countdown_tick};
 pub(crate) use self::sink::write_line;
 use self::sink::{emit_json, write_spans};
 pub use self::sink::{hold_from_now, write_raw};
+pub use self::stopping::StopPlan;
+pub use self::words::{give_up_reason, outcome_words};
 
 /// Progress reporting for one run.
 #[derive(Debug)]
@@ -384,42 +387,56 @@ impl Reporter {
 
     /// Giving up after `attempts`, with `status`, and why: the closing line, with the time
     /// the run took (`gave up after 6 attempts in 1m 3s: no retries left`).
-    pub fn giving_up(&self, attempts: u64, why: &str, status: u8) {
+    /// Returns the closing line, without `retry: `, for the CI step summary.
+    pub fn giving_up(&self, attempts: u64, why: &str, status: u8) -> String {
         let s = if attempts == 1 { "" } else { "s" };
-        self.say_in(
-            colour::GAVE_UP,
-            &format!(
-                "gave up after {attempts} attempt{s} in {}: {why}",
-                format_human(self.start.elapsed())
-            ),
+        let line = format!(
+            "gave up after {attempts} attempt{s} in {}: {why}",
+            format_human(self.start.elapsed())
         );
+        self.say_in(colour::GAVE_UP, &line);
         self.emit(
             "give_up",
             json!({ "attempts": attempts, "reason": why, "status": status }),
         );
+        line
     }
 
     /// Success on attempt `attempts`: the closing line when the run needed more than one
     /// attempt, or with `--verbose` (`succeeded on attempt 3 of 6 after 12.4s`, the time the
     /// run took); a JSON event.
-    pub fn success(&self, attempts: u64) {
-        if attempts > 1 || self.verbose() {
-            let label = match self.max_attempts.get() {
-                Some(m) => format!("attempt {attempts} of {m}"),
-                None => format!("attempt {attempts}"),
-            };
-            let line = format!(
-                "succeeded on {label} after {}",
-                format_human(self.start.elapsed())
-            );
-            let style = if attempts > 1 {
-                colour::SUCCEEDED
-            } else {
-                anstyle::Style::new()
-            };
-            self.say_in(style, &line);
+    /// Returns the closing line, without `retry: `, for the CI step summary.
+    pub fn success(&self, attempts: u64) -> String {
+        let label = match self.max_attempts.get() {
+            Some(m) => format!("attempt {attempts} of {m}"),
+            None => format!("attempt {attempts}"),
+        };
+        let line = format!(
+            "succeeded on {label} after {}",
+            format_human(self.start.elapsed())
+        );
+        if attempts > 1 {
+            self.say_in(colour::SUCCEEDED, &line);
+        } else if self.verbose() {
+            self.say_in(anstyle::Style::new(), &line);
         }
         self.emit("success", json!({ "attempts": attempts, "status": 0 }));
+        line
+    }
+
+    /// The command as a CI step summary names it: the program, or with `--verbose` the whole
+    /// command line (quoted as `--verbose` shows it), not yet escaped.
+    pub fn command_for_summary(&self) -> &str {
+        if self.verbose() {
+            &self.command_line
+        } else {
+            &self.program_raw
+        }
+    }
+
+    /// `attempt N of M`, or `attempt N (unlimited)`: how folds and lines name attempt `n`.
+    pub fn label(&self, attempt: u64) -> String {
+        self.attempt_label(attempt)
     }
 
     /// retry was told to stop by `signal` (during an attempt, a wait or a hook).
@@ -475,53 +492,6 @@ impl Reporter {
     /// The program could not be launched: an error naming it.
     pub fn launch_failed(&self, message: &str) {
         self.error(&format!("cannot run '{}': {message}", self.program));
-    }
-}
-
-/// Why the give-up rule grants no further retry, in the words of the closing line (durations
-/// in [`format_human`]'s form, where the crate's own `Display` keeps seconds).
-pub fn give_up_reason(why: GiveUp) -> String {
-    match why {
-        GiveUp::DelayPastDeadline(delay) => format!(
-            "the next delay ({}) would end at or past the deadline",
-            format_human(delay)
-        ),
-        other => other.to_string(),
-    }
-}
-
-/// How an attempt ended, in words, with its status number.
-fn describe(program: &str, outcome: &Outcome) -> String {
-    let status = outcome.status();
-    match outcome {
-        Outcome::Exited(c) => format!("{program} exited with status {c}"),
-        Outcome::Signaled(n) => {
-            format!(
-                "{program} was killed by {} (status {status})",
-                signal_name(*n)
-            )
-        }
-        Outcome::Stopped {
-            reason,
-            killed,
-            after,
-            ..
-        } => {
-            let what = match reason {
-                StopReason::Timeout => {
-                    format!("{program} timed out after {}", format_human(*after))
-                }
-                StopReason::Deadline => format!("{program} was stopped at the deadline"),
-                StopReason::Idle(quiet) => {
-                    format!("{program} was idle: no output for {}", format_human(*quiet))
-                }
-            };
-            let kill = if *killed { ", KILL needed" } else { "" };
-            format!("{what}{kill} (status {status})")
-        }
-        Outcome::LaunchFailed { message, .. } => {
-            format!("{program} could not be run: {message} (status {status})")
-        }
     }
 }
 

@@ -14,6 +14,7 @@ mod run_env;
 mod shape;
 mod stop;
 mod telemetry;
+mod wait;
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
@@ -96,6 +97,9 @@ pub fn run(config: &Config) -> Exit {
         run_id,
         last_attempt: Cell::new(config.max_attempts()),
         statuses: RefCell::default(),
+        rows: RefCell::default(),
+        closing: RefCell::default(),
+        open_fold: Cell::default(),
         gave_up: RefCell::default(),
         protect: Protection::open(config),
         streak: shape::Streak::default(),
@@ -122,8 +126,14 @@ struct Supervisor<'a> {
     run_id: String,
     /// The last attempt the run may make ([`Supervisor::max_attempts`]; `--reset-after`).
     last_attempt: Cell<Option<u64>>,
-    /// Each attempt's status, for GitHub Actions ([`Supervisor::record_status`]).
+    /// Each attempt's status, for GitHub Actions ([`Supervisor::record_attempt`]).
     statuses: RefCell<Vec<u8>>,
+    /// Each attempt as the step summary's table shows it (only when there is one to write).
+    rows: RefCell<Vec<crate::ci::summary::Row>>,
+    /// The closing line, once said (without `retry: `), for the step summary.
+    closing: RefCell<Option<String>>,
+    /// The attempt whose CI fold is open ([`Supervisor::fold_open`]).
+    open_fold: Cell<Option<u64>>,
     /// Why retry gave up, once it has.
     gave_up: RefCell<Option<String>>,
     /// `--splay` and `--budget` (protect.rs).
@@ -183,7 +193,8 @@ impl Supervisor<'_> {
             // Exit status 0 that the output says is a failure (`--retry-if-output`).
             let output_failed = status == 0 && findings.retry_match;
             let succeeded = status == 0 && !output_failed;
-            self.record_status(if output_failed { 1 } else { status });
+            let recorded = if output_failed { 1 } else { status };
+            self.record_attempt(attempt, recorded, &end.outcome, end.ran, output_failed);
             self.reporter
                 .attempt_end(attempt, &end.outcome, end.ran, output_failed);
             self.telemetry_attempt_end(&end.outcome, output_failed);
@@ -196,7 +207,10 @@ impl Supervisor<'_> {
             {
                 end.interrupted.get_or_insert(signal);
             }
-            if let Some(exit) = self.settle_io(attempt, &mut end, succeeded, output_failed) {
+            let settled = self.settle_io(attempt, &mut end, succeeded, output_failed);
+            // The attempt's output is all written: its fold ends before retry's line about it.
+            self.fold_close();
+            if let Some(exit) = settled {
                 return exit;
             }
             let exit = exit_for(&end.outcome, output_failed, self.config.preserve_status);
@@ -240,7 +254,7 @@ impl Supervisor<'_> {
                 shape::Turn::End(exit) => return exit,
             }
             if verdict == Verdict::Success {
-                self.reporter.success(attempt);
+                self.closing.replace(Some(self.reporter.success(attempt)));
                 return Exit::Code(0);
             }
             // An attempt that a timeout stopped hung rather than ran: it is not a healthy run.
@@ -290,6 +304,7 @@ impl Supervisor<'_> {
                      nor an HTTP-date: the hint is ignored"
                 ));
             }
+            self.record_wait(wait.delay, wait.hint);
             self.reporter
                 .failed(attempt, &end.outcome, end.ran, Some(wait), output_failed);
             self.telemetry_wait(
@@ -341,10 +356,12 @@ impl Supervisor<'_> {
     /// Gives up after `attempts` with `exit`: reports why and runs `--on-give-up`.
     fn give_up(&self, attempts: u64, why: &str, exit: Exit) -> Exit {
         let why = &self.with_streak(why);
+        self.fold_close();
         self.budget_gave_up();
         self.gave_up.replace(Some(why.to_string()));
         self.telemetry_gave_up(attempts, why);
-        self.reporter.giving_up(attempts, why, exit.code());
+        let closing = self.reporter.giving_up(attempts, why, exit.code());
+        self.closing.replace(Some(closing));
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(attempts, exit, None);
             if let Err(signal) = self.run_hook("on_give_up", script, &env, None) {
@@ -357,56 +374,26 @@ impl Supervisor<'_> {
     /// Reports a stop signal that arrived between attempts (or during a hook): retry ends by
     /// it, through the one exit path (`main` raises it).
     fn interrupted_by(&self, signal: i32) -> Exit {
+        self.fold_close();
         self.reporter.interrupted(signal);
         Exit::Signal(signal)
-    }
-
-    /// Waits until `wake` (`None`: forever), reaping strays. A stop signal ends the wait
-    /// with `Err(signal)`; USR1 and USR2 have no attempt to go to and are dropped.
-    /// On a terminal the wait also redraws the countdown once a second
-    /// ([`crate::report::countdown_tick`]); it is finalised when the wait ends, however it ends.
-    fn wait(&self, wake: Option<Instant>) -> Result<(), i32> {
-        let ended = self.wait_counting_down(wake);
-        crate::report::settle();
-        ended
-    }
-
-    fn wait_counting_down(&self, wake: Option<Instant>) -> Result<(), i32> {
-        loop {
-            // Off a terminal there is no countdown: one wait for the whole delay.
-            let tick = crate::report::countdown_next_tick();
-            let until = match (wake, tick) {
-                (Some(wake), Some(tick)) => Some(wake.min(tick)),
-                (wake, _) => wake,
-            };
-            // A delay of 0 is 0, but a signal already queued still counts.
-            let Some(event) = self.events.wait(until) else {
-                if until != wake {
-                    crate::report::countdown_tick();
-                    continue;
-                }
-                return Ok(());
-            };
-            match event {
-                Event::Child => process::reap_strays(),
-                Event::Signal { signal, .. } if PASS_ON_SIGNALS.contains(&signal) => {}
-                Event::Signal { signal, .. } => return Err(signal),
-            }
-        }
     }
 
     /// Runs attempt number `attempt` (from 1) to its end, enforcing the timeout and deadline
     /// and passing signals on. `Err` only when retry itself fails (its I/O threads cannot
     /// start); the attempt is then stopped and reaped first.
     fn run_attempt(&self, attempt: u64) -> Result<AttemptEnd, Exit> {
+        // Nothing of retry's is left drawn in place when the attempt may write; its CI fold
+        // opens before anything is said of it.
+        crate::report::settle();
+        self.fold_open(attempt);
         // A stop signal that arrived before the attempt (during the splay, a wait on the
-        // budget store, a slow write) ends the run here: no attempt starts after it.
+        // budget store, a slow write, the fold's own) ends the run here: no attempt starts
+        // after it.
         if let Some(signal) = self.queued_stop_signal() {
             return Err(self.interrupted_by(signal));
         }
         self.reporter.attempt_start(attempt);
-        // Nothing of retry's is left drawn in place when the attempt may write.
-        crate::report::settle();
         let max = self
             .max_attempts()
             .map(|m| m.to_string())
@@ -536,19 +523,6 @@ impl Supervisor<'_> {
             io,
             leftovers: Some((child, stop)),
         })
-    }
-
-    /// A stop signal that arrived with the attempt's end but is still queued (a terminal's
-    /// Ctrl-C reaches retry and the attempt together): it still means "do not retry".
-    fn queued_stop_signal(&self) -> Option<i32> {
-        while let Some(event) = self.events.try_next() {
-            match event {
-                Event::Child => process::reap_strays(),
-                Event::Signal { signal, .. } if PASS_ON_SIGNALS.contains(&signal) => {}
-                Event::Signal { signal, .. } => return Some(signal),
-            }
-        }
-        None
     }
 }
 

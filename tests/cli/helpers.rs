@@ -236,12 +236,12 @@ pub fn tmp_left(tmpdir: &Path) -> Vec<std::path::PathBuf> {
 pub fn timeless(text: &str) -> String {
     text.lines()
         .map(|line| {
-            if let Some(at) = line.find("gave up after ")
+            if let Some(at) = line.find("retry: gave up after ")
                 && let Some(start) = line[at..].find(" in ").map(|i| at + i + 4)
                 && let Some(end) = line[start..].find(": ").map(|i| start + i)
             {
                 format!("{}T{}", &line[..start], &line[end..])
-            } else if let Some(at) = line.find("succeeded on attempt ")
+            } else if let Some(at) = line.find("retry: succeeded on attempt ")
                 && let Some(start) = line[at..].find(" after ").map(|i| at + i + 7)
             {
                 format!("{}T", &line[..start])

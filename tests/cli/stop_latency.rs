@@ -59,6 +59,7 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
         "log_format" => (vec!["--log-format", "json"], true),
         "no_github" => (vec!["--no-github"], true),
         "color" => (vec!["--color", "always"], true),
+        "no_ci" => (vec!["--no-ci"], true),
         "on_retry" => (vec!["--on-retry", "true"], true),
         "on_retry_fail" => (vec!["--on-retry", "false", "--on-retry-fail", "stop"], true),
         "on_give_up" => (vec!["--on-give-up", "true"], true),

@@ -1,5 +1,7 @@
-//! GitHub Actions: a `::warning` when a step passed only after retries, an `::error` when retry
-//! gave up, and the step outputs `attempts` and `status` appended to `$GITHUB_OUTPUT`.
+//! GitHub Actions: each attempt's output in a `::group::attempt N of M` ... `::endgroup::`
+//! fold, a `::warning` when a step passed only after retries, an `::error` when retry gave up,
+//! the step outputs `attempts` and `status` appended to `$GITHUB_OUTPUT`, and the table of the
+//! attempts appended to `$GITHUB_STEP_SUMMARY` ([`super::summary`]).
 //!
 //! Formats from GitHub's "Workflow commands for GitHub Actions"
 //! (<https://docs.github.com/en/actions/reference/workflow-commands-for-github-actions>) and the
@@ -11,6 +13,9 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::Folds;
 
 /// What retry tells GitHub Actions, read from the environment once at start.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -19,21 +24,39 @@ pub struct GitHub {
     pub annotations: bool,
     /// `GITHUB_OUTPUT` (only when running under GitHub Actions): the step-output file.
     pub output: Option<PathBuf>,
+    /// `GITHUB_STEP_SUMMARY`: the file of the step's Markdown summary.
+    pub summary: Option<PathBuf>,
 }
 
 impl GitHub {
-    /// Reads `GITHUB_ACTIONS` and `GITHUB_OUTPUT` through `var`; `None` outside GitHub Actions
-    /// or when `disabled` (`--no-github`).
+    /// Reads `GITHUB_ACTIONS`, `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY` through `var`; `None`
+    /// outside GitHub Actions or when `disabled` (`--no-github`).
     pub fn from_env(disabled: bool, var: impl Fn(&str) -> Option<String>) -> Option<GitHub> {
         if disabled || var("GITHUB_ACTIONS").as_deref() != Some("true") {
             return None;
         }
+        let path = |name: &str| var(name).filter(|p| !p.is_empty()).map(PathBuf::from);
         Some(GitHub {
             annotations: true,
-            output: var("GITHUB_OUTPUT")
-                .filter(|p| !p.is_empty())
-                .map(PathBuf::from),
+            output: path("GITHUB_OUTPUT"),
+            summary: path("GITHUB_STEP_SUMMARY"),
         })
+    }
+}
+
+/// GitHub Actions' log groups: `::group::TITLE` and `::endgroup::` (workflow commands,
+/// "Grouping log lines"). Groups do not nest: an attempt's own `::group::` lines close ours
+/// early, which only changes how the log folds.
+#[derive(Clone, Copy, Debug)]
+pub struct Groups;
+
+impl Folds for Groups {
+    fn open(&self, _attempt: u64, label: &str, _run: &str, _now: SystemTime) -> String {
+        format!("::group::{}\n", escape_data(label))
+    }
+
+    fn close(&self, _attempt: u64, _run: &str, _now: SystemTime) -> Option<String> {
+        Some("::endgroup::\n".into())
     }
 }
 
@@ -137,7 +160,8 @@ mod tests {
             ),
             Some(GitHub {
                 annotations: true,
-                output: Some(PathBuf::from("/tmp/o"))
+                output: Some(PathBuf::from("/tmp/o")),
+                summary: None,
             })
         );
         assert_eq!(

@@ -1,0 +1,57 @@
+//! Waiting between steps: the interruptible wait before the next attempt (with the countdown
+//! on a terminal), and the stop signals that arrived meanwhile.
+
+use std::time::Instant;
+
+use super::Supervisor;
+use crate::process;
+use crate::signals::{Event, PASS_ON_SIGNALS};
+
+impl Supervisor<'_> {
+    /// Waits until `wake` (`None`: forever), reaping strays. A stop signal ends the wait
+    /// with `Err(signal)`; USR1 and USR2 have no attempt to go to and are dropped.
+    /// On a terminal the wait also redraws the countdown once a second
+    /// ([`crate::report::countdown_tick`]); it is finalised when the wait ends, however it ends.
+    pub(super) fn wait(&self, wake: Option<Instant>) -> Result<(), i32> {
+        let ended = self.wait_counting_down(wake);
+        crate::report::settle();
+        ended
+    }
+
+    fn wait_counting_down(&self, wake: Option<Instant>) -> Result<(), i32> {
+        loop {
+            // Off a terminal there is no countdown: one wait for the whole delay.
+            let tick = crate::report::countdown_next_tick();
+            let until = match (wake, tick) {
+                (Some(wake), Some(tick)) => Some(wake.min(tick)),
+                (wake, _) => wake,
+            };
+            // A delay of 0 is 0, but a signal already queued still counts.
+            let Some(event) = self.events.wait(until) else {
+                if until != wake {
+                    crate::report::countdown_tick();
+                    continue;
+                }
+                return Ok(());
+            };
+            match event {
+                Event::Child => process::reap_strays(),
+                Event::Signal { signal, .. } if PASS_ON_SIGNALS.contains(&signal) => {}
+                Event::Signal { signal, .. } => return Err(signal),
+            }
+        }
+    }
+
+    /// A stop signal that arrived with the attempt's end but is still queued (a terminal's
+    /// Ctrl-C reaches retry and the attempt together): it still means "do not retry".
+    pub(super) fn queued_stop_signal(&self) -> Option<i32> {
+        while let Some(event) = self.events.try_next() {
+            match event {
+                Event::Child => process::reap_strays(),
+                Event::Signal { signal, .. } if PASS_ON_SIGNALS.contains(&signal) => {}
+                Event::Signal { signal, .. } => return Some(signal),
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,229 @@
+//! CI folds around each attempt's output: GitHub Actions' `::group::` / `::endgroup::`, GitLab's
+//! collapsible sections, Buildkite's `--- ` headers. Read as a runner reads a step's stdout and
+//! stderr when they share one pipe, so the order checked is the order of the writes: each fold
+//! holds exactly its attempt's lines, and retry's own line about the attempt comes after it.
+//! `--no-ci` (or `RETRY_NO_CI`) turns all three off, `--no-github` GitHub Actions only.
+
+use std::io::Read;
+use std::process::Stdio;
+
+use crate::helpers::{retry_std, timeless, wait_with_limit};
+
+/// Says on stdout then on stderr which attempt it is; succeeds from attempt 3.
+const THIRD_TIME: &str = "echo \"out $RETRY_ATTEMPT\"; echo \"err $RETRY_ATTEMPT\" >&2; \
+                          test $RETRY_ATTEMPT -ge 3";
+
+/// Runs `retry ARGS` with the variables `env`, its stdout and stderr one pipe (as `2>&1`);
+/// returns the status and everything read from the pipe.
+fn merged(env: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String) {
+    let (read, write) = nix::unistd::pipe().unwrap();
+    let mut cmd = retry_std();
+    cmd.envs(env.iter().copied())
+        .args(args)
+        .stdout(Stdio::from(write.try_clone().unwrap()))
+        .stderr(Stdio::from(write));
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let mut text = String::new();
+    std::fs::File::from(read).read_to_string(&mut text).unwrap();
+    (wait_with_limit(&mut child).code(), text)
+}
+
+/// `-b 0 -n 2 -- sh -c THIRD_TIME` plus `flags` first.
+fn third_time(flags: &[&str]) -> Vec<String> {
+    flags
+        .iter()
+        .chain(&["-b", "0", "-n", "2", "--", "sh", "-c", THIRD_TIME])
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn github_groups_hold_exactly_each_attempts_lines() {
+    let (code, text) = merged(&[("GITHUB_ACTIONS", "true")], &strs(&third_time(&[])));
+    assert_eq!(code, Some(0), "{text}");
+    let mut want = String::new();
+    for n in 1..=3 {
+        want += &format!("::group::attempt {n} of 3\nout {n}\nerr {n}\n::endgroup::\n");
+        if n < 3 {
+            want += &format!("retry: attempt {n} of 3: sh exited with status 1; retrying in 0s\n");
+        }
+    }
+    want += "retry: succeeded on attempt 3 of 3 after T\n";
+    want += "::warning title=retry%3A sh::sh succeeded on attempt 3 after failures \
+             (statuses: 1, 1, 0)\n";
+    assert_eq!(timeless(&text), want);
+}
+
+#[test]
+fn github_groups_wait_for_output_retry_passes_on_after_the_attempt() {
+    // A held stdout is written after its attempt ended (to stderr when it failed): still
+    // inside the attempt's group.
+    let (code, text) = merged(
+        &[("GITHUB_ACTIONS", "true")],
+        &strs(&third_time(&["--stdout-on-success"])),
+    );
+    assert_eq!(code, Some(0), "{text}");
+    let want_first = "::group::attempt 1 of 3\nerr 1\nout 1\n::endgroup::\n\
+                      retry: attempt 1 of 3: sh exited with status 1; retrying in 0s\n";
+    assert!(text.starts_with(want_first), "{text}");
+    // Two pumps pass stdout and stderr on: their order between them is the pumps', but
+    // both are in the group.
+    let (code, text) = merged(
+        &[("GITHUB_ACTIONS", "true")],
+        &strs(&third_time(&["--retry-if-output", "^never$"])),
+    );
+    assert_eq!(code, Some(0), "{text}");
+    for n in 1..=3 {
+        let group = text
+            .split_once(&format!("::group::attempt {n} of 3\n"))
+            .unwrap()
+            .1
+            .split_once("::endgroup::\n")
+            .unwrap()
+            .0;
+        let mut lines: Vec<&str> = group.lines().collect();
+        lines.sort_unstable();
+        assert_eq!(lines, [format!("err {n}"), format!("out {n}")], "{text}");
+    }
+}
+
+#[test]
+fn gitlab_sections_around_each_attempt() {
+    let (code, text) = merged(&[("GITLAB_CI", "true")], &strs(&third_time(&[])));
+    assert_eq!(code, Some(0), "{text}");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3 * 4 + 2 + 1, "{text:?}");
+    let mut run = None;
+    for n in 1..=3u64 {
+        let at = (n as usize - 1) * 5;
+        let (start, end) = (lines[at], lines[at + 3]);
+        assert_eq!(
+            &lines[at + 1..at + 3],
+            [format!("out {n}"), format!("err {n}")]
+        );
+        // ESC[0Ksection_start:TIME:NAME[collapsed=true]\rESC[0Kattempt N of 3
+        let rest = start.strip_prefix("\x1b[0Ksection_start:").unwrap();
+        let (time, rest) = rest.split_once(':').unwrap();
+        let (name, header) = rest.split_once("[collapsed=true]\r\x1b[0K").unwrap();
+        assert_eq!(header, format!("attempt {n} of 3"));
+        let suffix = name.strip_prefix(&format!("retry_attempt_{n}_")).unwrap();
+        assert!(
+            suffix.len() == 8 && suffix.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{name}"
+        );
+        assert_eq!(*run.get_or_insert(suffix.to_string()), suffix, "one run");
+        let started: u64 = time.parse().unwrap();
+        assert!(started.abs_diff(now) < 120, "{started} vs {now}");
+        // ESC[0Ksection_end:TIME:NAME\rESC[0K
+        let rest = end.strip_prefix("\x1b[0Ksection_end:").unwrap();
+        let (time, rest) = rest.split_once(':').unwrap();
+        assert_eq!(rest, format!("{name}\r\x1b[0K"));
+        assert!(time.parse::<u64>().unwrap() >= started);
+        if n < 3 {
+            assert!(lines[at + 4].starts_with(&format!("retry: attempt {n} of 3: ")));
+        }
+    }
+}
+
+#[test]
+fn buildkite_headers_and_the_failing_attempt_opened() {
+    let args = [
+        "-b",
+        "0",
+        "-n",
+        "1",
+        "--",
+        "sh",
+        "-c",
+        "echo \"out $RETRY_ATTEMPT\"; exit 4",
+    ];
+    let (code, text) = merged(&[("BUILDKITE", "true")], &args);
+    assert_eq!(code, Some(4), "{text}");
+    assert_eq!(
+        timeless(&text),
+        "--- attempt 1 of 2\nout 1\nretry: attempt 1 of 2: sh exited with status 4; retrying \
+         in 0s\n--- attempt 2 of 2\nout 2\nretry: attempt 2 of 2: sh exited with status 4\n\
+         retry: gave up after 2 attempts in T: no retries left\n^^^ +++\n"
+    );
+}
+
+#[test]
+fn no_ci_turns_every_system_off_and_no_github_only_github() {
+    let systems = [
+        ("GITHUB_ACTIONS", "true"),
+        ("GITLAB_CI", "true"),
+        ("BUILDKITE", "true"),
+    ];
+    let merged = |env: &[(&str, &str)], args: &[&str]| {
+        let (code, text) = merged(env, args);
+        (code, timeless(&text))
+    };
+    let plain = merged(&[], &strs(&third_time(&[])));
+    assert_eq!(plain.0, Some(0));
+    for system in systems {
+        let quiet = merged(&[system], &strs(&third_time(&["--no-ci"])));
+        assert_eq!(quiet, plain, "--no-ci under {system:?}");
+        let quiet = merged(&[system, ("RETRY_NO_CI", "1")], &strs(&third_time(&[])));
+        assert_eq!(quiet, plain, "RETRY_NO_CI under {system:?}");
+    }
+    assert_eq!(
+        merged(&[systems[0]], &strs(&third_time(&["--no-github"]))),
+        plain
+    );
+    let (_, gitlab) = merged(&[systems[1]], &strs(&third_time(&["--no-github"])));
+    assert_eq!(gitlab.matches("section_start:").count(), 3, "{gitlab:?}");
+}
+
+#[test]
+fn a_first_attempt_success_is_one_fold_and_no_annotation() {
+    let (code, text) = merged(
+        &[("GITHUB_ACTIONS", "true")],
+        &["--", "sh", "-c", "echo fine"],
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(text, "::group::attempt 1 of 6\nfine\n::endgroup::\n");
+}
+
+#[test]
+fn markers_in_the_commands_own_output_pass_through_and_ours_stay_whole() {
+    // The command prints fold markers of its own: they are its output, passed on as they are;
+    // retry's markers around it are still there, one pair per attempt, and a GitLab section
+    // end of its own cannot end retry's, whose name carries the run's id.
+    let script = "echo '::endgroup::'; \
+                  printf '\\033[0Ksection_end:1:retry_attempt_1\\r\\033[0K\\n'; \
+                  echo '--- attempt 9 of 9'";
+    let own = "::endgroup::\n\x1b[0Ksection_end:1:retry_attempt_1\r\x1b[0K\n--- attempt 9 of 9\n";
+    let run = |system: &str| {
+        let (code, text) = merged(&[(system, "true")], &["-n", "0", "--", "sh", "-c", script]);
+        assert_eq!(code, Some(0), "{text:?}");
+        text
+    };
+    assert_eq!(
+        run("GITHUB_ACTIONS"),
+        format!("::group::attempt 1 of 1\n{own}::endgroup::\n")
+    );
+    assert_eq!(run("BUILDKITE"), format!("--- attempt 1 of 1\n{own}"));
+    let text = run("GITLAB_CI");
+    let (start, rest) = text.split_once('\n').unwrap();
+    assert!(start.starts_with("\x1b[0Ksection_start:"), "{text:?}");
+    assert!(
+        start.ends_with("[collapsed=true]\r\x1b[0Kattempt 1 of 1"),
+        "{text:?}"
+    );
+    let end = rest.strip_prefix(own).unwrap_or_else(|| panic!("{text:?}"));
+    let name = start.split(':').nth(2).unwrap().split('[').next().unwrap();
+    assert!(name.len() > "retry_attempt_1_".len(), "{name}");
+    assert!(
+        end.starts_with("\x1b[0Ksection_end:") && end.ends_with(&format!(":{name}\r\x1b[0K\n")),
+        "{text:?}"
+    );
+}
