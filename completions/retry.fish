@@ -28,6 +28,7 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l stop-if-output -d 
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l delay-from-output -d 'Take the next delay from a server hint in a failed attempt\'s output' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-hint -d 'Longest server hint honoured [default: 1h]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-replay -d 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-output -d 'Most bytes of output --chronic holds, or "unlimited" [default: 64MiB]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l log-format -d 'Format of retry\'s own progress: text or json [default: text]' -r -f -a "text\t'Lines for people: `retry: attempt 1 of 6: ...`'
 json\t'One JSON object per event and line, for machines'"
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l color -d 'When to colour retry\'s own words: auto, always or never [default: auto]' -r -f -a "auto\t'When stderr is a terminal whose `TERM` is not `dumb`, unless `NO_COLOR` is set to something; or whenever `CLICOLOR_FORCE` is (no-color.org, the CLICOLOR convention)'
@@ -62,6 +63,7 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l until-fail -d 'Run
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l http-hints -d 'Wait at least as long as the server asks in HTTP headers in a failed attempt\'s output'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l replay-stdin -d 'Give every attempt the same stdin: read it once, replay it from the start'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l stdout-on-success -d 'Hold each attempt\'s stdout; print it only if that attempt succeeds'
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l chronic -d 'Hold all output; print it only if the run does not succeed (like chronic)'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l dry-run -d 'Print the planned schedule and exit; runs nothing'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s q -l quiet -d 'Silence retry\'s own progress lines (never its errors)'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s v -l verbose -d 'More detail: the command\'s arguments, each attempt\'s start and duration, the seed'
@@ -90,7 +92,7 @@ function __fish_retry_command
                 set -e words[1]
                 break
             # The flags that take a value, from the clap definition.
-            case --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --successes --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --log-format --color --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --metrics-file --metrics-job --simulate --runs --model --capacity --failure-rate --plot
+            case --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --successes --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --max-output --log-format --color --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --metrics-file --metrics-job --simulate --runs --model --capacity --failure-rate --plot
                 set -e words[1]
                 set -q words[1]; or return 1
             case '-?*'

@@ -58,6 +58,10 @@ pub struct Pipeline {
     pub max_replay: Option<u64>,
     /// Hold each attempt's stdout until it succeeds.
     pub stdout_on_success: bool,
+    /// `--chronic`: hold all output, and print it only if the run does not succeed.
+    pub chronic: bool,
+    /// `--max-output`: the most bytes `--chronic` holds, `None` for unlimited.
+    pub max_output: Option<u64>,
     /// A matching output line makes the attempt a failure.
     pub retry_if_output: Vec<Regex>,
     /// A matching output line stops the retrying.
@@ -85,6 +89,7 @@ impl Pipeline {
     pub fn is_plain(&self) -> bool {
         !self.replay_stdin
             && !self.stdout_on_success
+            && !self.chronic
             && !self.matches_output()
             && self.idle_timeout.is_none()
     }
@@ -162,6 +167,9 @@ pub const DEFAULT_MAX_RETRIES: u64 = 5;
 /// The most bytes of stdin `--replay-stdin` records when nothing sets `--max-replay`: 4 GiB,
 /// room for any request body or script a command is retried with, yet far from filling a disk.
 pub const DEFAULT_MAX_REPLAY: u64 = 4 << 30;
+/// The most bytes of output `--chronic` holds when nothing sets `--max-output`: 64 MiB, the
+/// last pages of any log a person reads in a mail, 8 MiB of it in memory.
+pub const DEFAULT_MAX_OUTPUT: u64 = 64 << 20;
 /// The grace between TERM and KILL when nothing sets `--kill-after`.
 pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(10);
 /// The longest server hint honoured when nothing sets `--max-hint`: an hour.
@@ -406,6 +414,10 @@ impl Config {
                     .max_replay
                     .map_or(Some(DEFAULT_MAX_REPLAY), |limit| limit.0),
                 stdout_on_success: output.stdout_on_success,
+                chronic: output.chronic,
+                max_output: output
+                    .max_output
+                    .map_or(Some(DEFAULT_MAX_OUTPUT), |limit| limit.0),
                 retry_if_output: conditions.retry_if_output,
                 stop_if_output: conditions.stop_if_output,
                 delay_from_output: conditions.delay_from_output,

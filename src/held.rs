@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::spool::{in_tmpdir, private_tempfile};
@@ -44,6 +45,9 @@ pub enum Stream {
 #[derive(Debug)]
 pub struct Held {
     state: Mutex<State>,
+    /// No more bytes are taken ([`Held::seal`]); read without the lock, which the write-out
+    /// may hold while it reads.
+    sealed: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -66,8 +70,6 @@ struct State {
     dropped: u64,
     /// Why the file part was given up, if it was.
     trouble: Option<String>,
-    /// No more bytes are taken ([`Held::seal`]).
-    sealed: bool,
 }
 
 impl Held {
@@ -85,8 +87,8 @@ impl Held {
                 max_chunks: (ring / CHUNK_COST).max(MIN_CHUNKS),
                 dropped: 0,
                 trouble: None,
-                sealed: false,
             }),
+            sealed: AtomicBool::new(false),
         }
     }
 
@@ -97,8 +99,12 @@ impl Held {
     /// Appends `bytes` for `stream`, dropping the oldest bytes past the bounds; `false` (and
     /// nothing taken) once the record is sealed.
     pub fn push(&self, stream: Stream, bytes: &[u8]) -> bool {
+        if self.sealed() {
+            return false;
+        }
         let mut s = self.lock();
-        if s.sealed {
+        // Sealed while this waited for the lock: the write-out has its chunks already.
+        if self.sealed() {
             return false;
         }
         s.push(stream, bytes);
@@ -108,12 +114,13 @@ impl Held {
     /// Takes no more bytes: from now on [`Held::push`] returns `false`. Call before the
     /// write-out, so that what is said after it is written, not held.
     pub fn seal(&self) {
-        self.lock().sealed = true;
+        let _s = self.lock();
+        self.sealed.store(true, Ordering::Release);
     }
 
     /// Whether the record is sealed.
     pub fn sealed(&self) -> bool {
-        self.lock().sealed
+        self.sealed.load(Ordering::Acquire)
     }
 
     /// Bytes held now.
@@ -166,10 +173,9 @@ impl Held {
             let mut left = len;
             while left > 0 && result.is_ok() {
                 let n = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
-                match self.lock().read(at, &mut buf[..n]) {
-                    Ok(()) => *result = (&*to).write_all(&buf[..n]),
-                    Err(e) => *result = Err(e),
-                }
+                // The lock only while reading: the write may block on a reader for good.
+                let read = self.lock().read(at, &mut buf[..n]);
+                *result = read.and_then(|()| (&*to).write_all(&buf[..n]));
                 at += n as u64;
                 left -= n as u64;
             }

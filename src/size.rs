@@ -1,5 +1,6 @@
-//! SIZE values on the command line (`--max-replay`): a number of bytes with an optional unit,
-//! parsed by the `parse-size` crate (<https://docs.rs/parse-size>), and their display.
+//! SIZE values on the command line (`--max-replay`, `--max-output`): a number of bytes with an
+//! optional unit, parsed by the `parse-size` crate (<https://docs.rs/parse-size>), and their
+//! display.
 
 /// Parses a SIZE: a non-negative number of bytes, optionally fractional, with an optional unit,
 /// case-insensitive, the `B` optional: `K`, `M`, `G`, `T`, `P`, `E` are powers of 1000 (SI) and
@@ -46,6 +47,26 @@ pub fn format_size(bytes: u64) -> String {
     }
 }
 
+/// Formats a byte count for people: bytes below 1 KiB, else one decimal in the largest binary
+/// unit it reaches (`960.0 MiB`, `1.5 GiB`), rounded down so it never says more than there is.
+pub fn format_size_roughly(bytes: u64) -> String {
+    const UNITS: [(&str, u32); 6] = [
+        ("EiB", 60),
+        ("PiB", 50),
+        ("TiB", 40),
+        ("GiB", 30),
+        ("MiB", 20),
+        ("KiB", 10),
+    ];
+    for (unit, shift) in UNITS {
+        if bytes >> shift > 0 {
+            let tenths = (u128::from(bytes) * 10) >> shift;
+            return format!("{}.{} {unit}", tenths / 10, tenths % 10);
+        }
+    }
+    format_size(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +104,14 @@ mod tests {
         assert_eq!(format_size(1_000_000), "1000000 bytes");
         assert_eq!(format_size(1), "1 byte");
         assert_eq!(format_size(0), "0 bytes");
+    }
+
+    #[test]
+    fn formats_roughly_for_people() {
+        assert_eq!(format_size_roughly(960 << 20), "960.0 MiB");
+        assert_eq!(format_size_roughly((3 << 30) / 2), "1.5 GiB");
+        assert_eq!(format_size_roughly((1 << 20) - 1), "1023.9 KiB");
+        assert_eq!(format_size_roughly(1023), "1023 bytes");
+        assert_eq!(format_size_roughly(u64::MAX), "15.9 EiB");
     }
 }

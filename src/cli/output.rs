@@ -46,6 +46,29 @@ pub struct OutputArgs {
     #[arg(long)]
     pub stdout_on_success: bool,
 
+    /// Hold all output; print it only if the run does not succeed (like chronic)
+    ///
+    /// For cron, which mails whatever a job prints: every attempt's stdout and stderr, the
+    /// hooks' output and retry's own lines are held, in the order they came. If the run
+    /// succeeds, nothing is printed at all. If it gives up (or is stopped by a signal),
+    /// everything held is written out in order, attempt by attempt with retry's lines between
+    /// them (stdout to stdout, stderr to stderr), ending with the give-up line; a stop signal
+    /// leaves the write-out at most half a second. With --stdout-on-success the successful
+    /// attempt's stdout is still printed. Memory stays bounded: past 8 MiB the held output
+    /// spills to an unlinked temporary file (mode 0600 in TMPDIR); past --max-output the
+    /// oldest is dropped, and a line says how much. If the held output cannot be written out,
+    /// retry says so and never exits 0. RETRY_CHRONIC=true (or 1, yes, on) sets it too.
+    #[arg(long, env = "RETRY_CHRONIC", value_parser = BoolishValueParser::new())]
+    pub chronic: bool,
+
+    /// Most bytes of output --chronic holds, or "unlimited" [default: 64MiB]
+    ///
+    /// The most recent output is kept; what came before it is dropped, and the write-out
+    /// starts with a line saying how much. SIZE as for --max-replay (10000, 512MiB, 1.5G).
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_MAX_OUTPUT",
+          value_name = "SIZE|unlimited", value_parser = ByteLimit::from_str)]
+    pub max_output: Option<ByteLimit>,
+
     /// Print the planned schedule and exit; runs nothing
     ///
     /// One row per planned retry: its number, the delay, and the cumulative delay (at most

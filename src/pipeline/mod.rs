@@ -1,6 +1,7 @@
 //! Pipeline I/O around attempts: `--replay-stdin`, `--stdout-on-success`, the output
-//! conditions, `--http-hints` and `--idle-timeout`. Without those flags none of this runs:
-//! attempts inherit retry's descriptors.
+//! conditions, `--http-hints`, `--idle-timeout` and `--chronic` (whose pumps write into the
+//! run's held output, as do the hooks' through [`RunIo::capture`]). Without those flags none of
+//! this runs: attempts inherit retry's descriptors.
 //!
 //! Every thread that may block on a reader or a writer (the output pumps, the release of a
 //! held stdout, the passing on of what a successful attempt's leftovers write) runs in a
@@ -9,6 +10,8 @@
 
 mod activity;
 mod cancel;
+mod chronic;
+mod out;
 mod pump;
 mod replay;
 mod rest;
@@ -21,6 +24,8 @@ use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+pub use chronic::WriteOut;
+pub use out::Out;
 pub use pump::{Findings, LineMatcher, MATCH_LINE_LIMIT, Rules};
 pub use rest::Rest;
 pub use tasks::Tasks;
@@ -31,6 +36,7 @@ use pump::{PumpEnd, Sink, pump};
 use replay::FeedEnd;
 
 use crate::config::Pipeline;
+use crate::held::{Held, Stream};
 use crate::process::Piped;
 use crate::spool::Spool;
 
@@ -55,6 +61,8 @@ pub struct RunIo {
     hold_stdout: bool,
     /// `--idle-timeout`: stdout and stderr are piped so that their output can be timed.
     watch_idle: bool,
+    /// `--chronic`: the run's held output, where every stream goes.
+    held: Option<Arc<Held>>,
     stdout: Arc<File>,
     stderr: Arc<File>,
 }
@@ -176,6 +184,9 @@ impl RunIo {
             rules,
             hold_stdout: pipeline.stdout_on_success,
             watch_idle: pipeline.idle_timeout.is_some(),
+            held: pipeline
+                .chronic
+                .then(|| Arc::new(Held::new(pipeline.max_output))),
             stdout: Arc::new(File::from(io::stdout().as_fd().try_clone_to_owned()?)),
             stderr: Arc::new(File::from(io::stderr().as_fd().try_clone_to_owned()?)),
         })
@@ -189,10 +200,26 @@ impl RunIo {
 
     /// Which streams an attempt must get as pipes.
     pub fn piped(&self) -> Piped {
+        let chronic = self.held.is_some();
         Piped {
             stdin: self.replay.is_some(),
-            stdout: self.hold_stdout || self.rules.is_some() || self.watch_idle,
-            stderr: self.rules.is_some() || self.watch_idle,
+            stdout: self.hold_stdout || self.rules.is_some() || self.watch_idle || chronic,
+            stderr: self.rules.is_some() || self.watch_idle || chronic,
+        }
+    }
+
+    /// `--chronic`'s held output, if the run holds its output.
+    pub fn held(&self) -> Option<&Arc<Held>> {
+        self.held.as_ref()
+    }
+
+    /// Where bytes for `stream` go while the attempt runs: the held output with `--chronic`,
+    /// else retry's own descriptor.
+    fn live(&self, stream: Stream) -> Out {
+        match (&self.held, stream) {
+            (Some(held), stream) => Out::Held(held.clone(), stream),
+            (None, Stream::Stdout) => Out::File(self.stdout.clone()),
+            (None, Stream::Stderr) => Out::File(self.stderr.clone()),
         }
     }
 
@@ -230,14 +257,14 @@ impl RunIo {
         let stdout_sink = match &held {
             Some(spool) => Sink::Hold {
                 spool: spool.clone(),
-                fallback: self.stderr.clone(),
+                fallback: self.live(Stream::Stderr),
             },
-            None => Sink::Forward(self.stdout.clone()),
+            None => Sink::Forward(self.live(Stream::Stdout)),
         };
         let stdout = stdout
             .map(|p| self.spawn_pump(&tasks, "stdout", p.into(), stdout_sink, &activity, &cancel))
             .transpose()?;
-        let stderr_sink = Sink::Forward(self.stderr.clone());
+        let stderr_sink = Sink::Forward(self.live(Stream::Stderr));
         let stderr = stderr
             .map(|p| self.spawn_pump(&tasks, "stderr", p.into(), stderr_sink, &activity, &cancel))
             .transpose()?;
@@ -282,12 +309,27 @@ impl RunIo {
         rest: Rest,
     ) -> io::Result<Release> {
         let tasks = Tasks::new();
-        let (out, err) = (self.stdout.clone(), self.stderr.clone());
-        let held_to = if to_stdout { out.clone() } else { err.clone() };
+        // With --chronic nothing of a successful attempt is shown but, with
+        // --stdout-on-success, its stdout: what its leftovers write is read and dropped.
+        let chronic = self.held.is_some();
+        let out = match (chronic, to_stdout && self.hold_stdout) {
+            (true, false) => Out::Null,
+            _ => Out::File(self.stdout.clone()),
+        };
+        let err = if chronic {
+            Out::Null
+        } else {
+            Out::File(self.stderr.clone())
+        };
+        let held_to = if to_stdout {
+            Out::File(self.stdout.clone())
+        } else {
+            self.live(Stream::Stderr)
+        };
         let stdout = match (held, rest.stdout) {
             (None, None) => None,
             (held, pipe) => Some(tasks.spawn("release", move || {
-                if let Some(Err(e)) = held.map(|h| h.copy_to(&held_to)) {
+                if let Some(Err(e)) = held.map(|h| held_to.copy_from(&h)) {
                     return (Err(e), Ok(()));
                 }
                 (Ok(()), pipe.map_or(Ok(()), |p| rest::pass_on(p, &out)))

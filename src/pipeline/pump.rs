@@ -9,7 +9,7 @@
 //! after it, so nothing is lost.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -20,6 +20,7 @@ use regex::bytes::Regex;
 
 use super::activity::Activity;
 use super::cancel::Cancel;
+use super::out::Out;
 use crate::hints::{HeaderHints, Hint, HintSource, parse_delay_value};
 use crate::spool::Spool;
 
@@ -197,15 +198,15 @@ impl LineMatcher {
 /// Where a stream goes.
 #[derive(Debug, Clone)]
 pub enum Sink {
-    /// Straight on, live (a duplicate of retry's stdout or stderr).
-    Forward(Arc<File>),
+    /// Straight on, live (a duplicate of retry's stdout or stderr, or `--chronic`'s record).
+    Forward(Out),
     /// Into a hold, for `--stdout-on-success`; if the hold cannot grow, what it holds and the
-    /// rest go to `fallback` (retry's stderr), live.
+    /// rest go to `fallback` (retry's stderr, or `--chronic`'s record), live.
     Hold {
         /// The hold.
         spool: Arc<Spool>,
         /// Where everything goes if the hold fails.
-        fallback: Arc<File>,
+        fallback: Out,
     },
     /// Nowhere: writing failed before, the rest is dropped.
     Drop,
@@ -301,7 +302,7 @@ pub fn pump(
 fn write(sink: &mut Sink, data: &[u8], end: &mut PumpEnd) -> bool {
     let written = match sink {
         Sink::Drop => return true,
-        Sink::Forward(out) => (&**out).write_all(data),
+        Sink::Forward(out) => out.write_all(data),
         Sink::Hold { spool, fallback } => {
             let before = spool.len();
             let Err(e) = spool.append(data) else {
@@ -312,9 +313,9 @@ fn write(sink: &mut Sink, data: &[u8], end: &mut PumpEnd) -> bool {
             end.hold_error = Some(e.to_string());
             let taken = usize::try_from(spool.len() - before).unwrap_or(data.len());
             let fallback = fallback.clone();
-            let moved = spool
-                .copy_to(&fallback)
-                .and_then(|()| (&*fallback).write_all(&data[taken..]));
+            let moved = fallback
+                .copy_from(spool)
+                .and_then(|()| fallback.write_all(&data[taken..]));
             *sink = Sink::Forward(fallback);
             moved
         }
@@ -450,7 +451,7 @@ mod tests {
         let fallback = Arc::new(tempfile::tempfile().unwrap());
         let mut sink = Sink::Hold {
             spool,
-            fallback: fallback.clone(),
+            fallback: Out::File(fallback.clone()),
         };
         let mut end = PumpEnd::default();
         assert!(write(&mut sink, b"abc", &mut end));
@@ -469,7 +470,7 @@ mod tests {
         let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
             return;
         };
-        let mut sink = Sink::Forward(Arc::new(full));
+        let mut sink = Sink::Forward(Out::File(Arc::new(full)));
         let mut end = PumpEnd::default();
         assert!(write(&mut sink, b"x", &mut end), "keeps reading");
         assert!(matches!(sink, Sink::Drop));

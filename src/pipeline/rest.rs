@@ -5,10 +5,12 @@
 //! left running is being stopped anyway).
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::OwnedFd;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
+
+use super::out::Out;
 
 /// Read size for what leftovers write.
 const CHUNK: usize = 64 << 10;
@@ -37,7 +39,7 @@ impl Rest {
 /// # Errors
 /// The first write error (`BrokenPipe` when `out`'s reader is gone); `source` is then closed,
 /// so its writers meet a broken pipe too, as they would writing to `out` themselves.
-pub(super) fn pass_on(source: OwnedFd, out: &File) -> io::Result<()> {
+pub(super) fn pass_on(source: OwnedFd, out: &Out) -> io::Result<()> {
     // The pump left it non-blocking to drain it.
     if let Ok(flags) = fcntl(&source, FcntlArg::F_GETFL) {
         let flags = OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK;
@@ -52,14 +54,14 @@ pub(super) fn pass_on(source: OwnedFd, out: &File) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => return Ok(()),
         };
-        (&*out).write_all(&buf[..n])?;
+        out.write_all(&buf[..n])?;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Seek;
+    use std::io::{Seek, Write};
 
     #[test]
     fn passes_on_until_every_writer_closed() {
@@ -73,10 +75,11 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(20));
             b.write_all(b"two\n").unwrap();
         });
-        pass_on(read, &out).unwrap();
+        let out = std::sync::Arc::new(out);
+        pass_on(read, &Out::File(out.clone())).unwrap();
         writer.join().unwrap();
         let mut got = String::new();
-        let mut out = out;
+        let mut out = std::sync::Arc::try_unwrap(out).unwrap();
         out.rewind().unwrap();
         out.read_to_string(&mut got).unwrap();
         assert_eq!(got, "one\ntwo\n");
@@ -89,7 +92,7 @@ mod tests {
         };
         let (read, write) = nix::unistd::pipe().unwrap();
         File::from(write).write_all(b"x").unwrap();
-        let e = pass_on(read, &full).unwrap_err();
+        let e = pass_on(read, &Out::File(std::sync::Arc::new(full))).unwrap_err();
         assert!(e.to_string().contains("No space"), "{e}");
     }
 }

@@ -67,13 +67,18 @@ pub fn spawn(
 
 /// Starts a hook: `sh -c script` with extra environment `env`, in a process group of its own,
 /// stdin from /dev/null and stdout onto retry's stderr (a hook must not write into the
-/// pipeline's stdout); both closed when retry's stderr was closed at start.
+/// pipeline's stdout); both closed when retry's stderr was closed at start. With `output`
+/// (`--chronic`'s capture), its stdout and stderr both go there instead.
 ///
 /// # Errors
 /// When `sh` cannot be started or /dev/null cannot be opened.
-pub fn spawn_hook(script: &str, env: &[(&str, String)]) -> io::Result<Attempt> {
-    let no_stderr = super::closed_at_start(2);
-    imp::spawn_hook(script, env, no_stderr).map_err(|e| match e {
+pub fn spawn_hook(
+    script: &str,
+    env: &[(&str, String)],
+    output: Option<std::os::fd::BorrowedFd<'_>>,
+) -> io::Result<Attempt> {
+    let no_stderr = super::closed_at_start(2) && output.is_none();
+    imp::spawn_hook(script, env, no_stderr, output).map_err(|e| match e {
         LaunchError::Command(e) | LaunchError::Own(e) => e,
     })
 }
@@ -81,7 +86,7 @@ pub fn spawn_hook(script: &str, env: &[(&str, String)]) -> io::Result<Attempt> {
 mod imp {
     use std::ffi::OsString;
     use std::fs::File;
-    use std::os::fd::{AsRawFd, OwnedFd};
+    use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
     use super::super::child::{self, Failed, Prepared, Stdio};
     use super::{Attempt, GroupMode, LaunchError, Pid, Spawned};
@@ -155,16 +160,21 @@ mod imp {
         script: &str,
         env: &[(&str, String)],
         no_stderr: bool,
+        output: Option<BorrowedFd<'_>>,
     ) -> Result<Attempt, LaunchError> {
         let null = File::open("/dev/null").map_err(LaunchError::Own)?;
-        let stdio = if no_stderr {
-            [Stdio::From(null.as_raw_fd()), Stdio::Closed, Stdio::Closed]
-        } else {
-            [
+        let stdio = match output {
+            Some(fd) => [
+                Stdio::From(null.as_raw_fd()),
+                Stdio::From(fd.as_raw_fd()),
+                Stdio::From(fd.as_raw_fd()),
+            ],
+            None if no_stderr => [Stdio::From(null.as_raw_fd()), Stdio::Closed, Stdio::Closed],
+            None => [
                 Stdio::From(null.as_raw_fd()),
                 Stdio::From(2),
                 Stdio::Inherit,
-            ]
+            ],
         };
         let argv = ["sh", "-c", script].map(OsString::from);
         let plan = Prepared::new(&argv, &child::environment(env), true, stdio)

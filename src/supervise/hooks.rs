@@ -2,11 +2,13 @@
 //! passed on, reaped on SIGCHLD, stopped at the deadline, nothing left running), between
 //! attempts.
 
+use std::os::fd::AsFd;
 use std::time::Instant;
 
 use super::stop::{Step, Stopping};
 use super::{Exit, Supervisor};
 use crate::duration::seconds_value;
+use crate::pipeline::{AttemptIo, RunIo};
 use crate::process::{self, Ended};
 use crate::report::HookEnd;
 use crate::signals::{Event, PASS_ON_SIGNALS};
@@ -59,9 +61,26 @@ impl Supervisor<'_> {
         env.extend(handed_on.iter().map(|(k, v)| (k.as_str(), v.clone())));
         // A countdown on the terminal is finalised before the hook may write there.
         crate::report::settle();
-        let hook = match process::spawn_hook(script, &env) {
+        // With --chronic the hook's output is held with the rest (a capture that cannot be
+        // set up leaves it on retry's stderr, as without --chronic).
+        let capture = match self.io.as_ref().map(RunIo::capture).transpose() {
+            Ok(capture) => capture.flatten(),
+            Err(e) => {
+                self.reporter.error(&format!(
+                    "cannot hold the output of the --{} hook: {e}",
+                    flag(name)
+                ));
+                None
+            }
+        };
+        let output = capture.as_ref().map(|(write, _)| write.as_fd());
+        let spawned = process::spawn_hook(script, &env, output);
+        // The hook holds the pipe's write end now: the capture ends when every writer closed it.
+        let capture = capture.map(|(_, io)| io);
+        let hook = match spawned {
             Ok(hook) => hook,
             Err(e) => {
+                self.end_capture(capture, &mut None);
                 let end = HookEnd::Failed(e.to_string());
                 self.reporter.hook(name, &end);
                 return Ok(end);
@@ -103,6 +122,7 @@ impl Supervisor<'_> {
         if let Some(signal) = self.stop_leftovers(&hook, stop) {
             interrupted.get_or_insert(signal);
         }
+        self.end_capture(capture, &mut interrupted);
         if let Some(signal) = interrupted {
             return Err(signal);
         }
@@ -116,4 +136,19 @@ impl Supervisor<'_> {
         self.absorb_env_file(&format!("--{}", name.replace('_', "-")));
         Ok(end)
     }
+
+    /// The hook ended (and what it left running was stopped): reads what is left of its
+    /// output into the held output, as after an attempt ([`Supervisor::wait_tasks`]).
+    fn end_capture(&self, capture: Option<AttemptIo>, interrupted: &mut Option<i32>) {
+        if let Some(io) = capture {
+            io.stop();
+            self.wait_tasks(io.tasks(), interrupted);
+            let _ = io.report(0);
+        }
+    }
+}
+
+/// The flag of hook `name` (`on_retry`: `on-retry`).
+fn flag(name: &str) -> String {
+    name.replace('_', "-")
 }

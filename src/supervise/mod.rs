@@ -1,6 +1,7 @@
 //! The supervisor loop: run an attempt, decide, wait (interruptibly), run hooks, report, and
 //! end with the right status. Knows the validated [`Config`], never the command line.
 
+mod chronic;
 mod ci;
 mod env_file;
 mod hints;
@@ -68,6 +69,10 @@ pub fn run(config: &Config) -> Exit {
             }
         }
     };
+    // --chronic: retry's own lines are held with the attempts' output from here on.
+    if let Some(held) = io.as_ref().and_then(RunIo::held) {
+        crate::report::hold_from_now(held.clone());
+    }
     process::become_subreaper();
     let env_file = env_file::open(&run_id, &reporter);
     let deadline = config.deadline.and_then(|d| start.checked_add(d));
@@ -109,6 +114,7 @@ pub fn run(config: &Config) -> Exit {
     let exit = supervisor.run(seed);
     let result = supervisor.run_result(exit);
     let exit = supervisor.finish_run(exit);
+    let exit = supervisor.chronic_finish(exit);
     supervisor.finish_telemetry(exit, result)
 }
 

@@ -290,7 +290,11 @@ fn a_hint_longer_than_max_hint_gives_up_at_once_naming_it() {
     assert_eq!(out.status.code(), Some(22), "{stderr}");
     // A little over the hour it asked for, counted from when the header arrived: told
     // apart from the hour.
-    assert!(stderr.contains("asks for a wait of 3600.9"), "{stderr}");
+    assert!(
+        stderr.contains("asks for a wait of 3600.9")
+            || stderr.contains("asks for a wait of 3601.000s"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("longer than --max-hint (3600.000s)"),
         "{stderr}"

@@ -8,6 +8,7 @@ mod breaker;
 mod budget;
 mod budget_hostile;
 mod budget_waits;
+mod chronic;
 mod cli_errors;
 mod colour;
 mod completions;

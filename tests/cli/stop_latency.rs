@@ -60,6 +60,8 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
         "no_github" => (vec!["--no-github"], true),
         "color" => (vec!["--color", "always"], true),
         "no_ci" => (vec!["--no-ci"], true),
+        "chronic" => (vec!["--chronic"], true),
+        "max_output" => (vec!["--chronic", "--max-output", "1K"], true),
         "on_retry" => (vec!["--on-retry", "true"], true),
         "on_retry_fail" => (vec!["--on-retry", "false", "--on-retry-fail", "stop"], true),
         "on_give_up" => (vec!["--on-give-up", "true"], true),

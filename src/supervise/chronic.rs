@@ -1,0 +1,106 @@
+//! `--chronic`'s end of a run: what was held is dropped if the run succeeded, and written out
+//! in order otherwise, in a thread the supervisor waits for while still hearing signals (as
+//! for a held stdout, [`Supervisor::wait_tasks`]): a reader that does not read keeps retry
+//! waiting no longer than a stop signal and [`super::io::IO_GRACE`] after it.
+//!
+//! First the record is sealed, so that whatever retry says from then on (the line before the
+//! write-out saying how much was dropped, an error after it) is written, not held. A write
+//! error is reported and never ends in 0; a stop signal that comes while the write-out is
+//! still going (or that stopped the run) ends retry by that signal.
+
+use super::Supervisor;
+use crate::codes::signal_name;
+use crate::size::{format_size, format_size_roughly};
+use crate::status::Exit;
+
+impl Supervisor<'_> {
+    /// The run ends with `exit`: drops or writes out what `--chronic` held; returns how retry
+    /// must end (the same, unless the write-out failed or a stop signal cut it).
+    pub(super) fn chronic_finish(&self, exit: Exit) -> Exit {
+        let Some(io) = &self.io else {
+            return exit;
+        };
+        let Some(held) = io.held() else {
+            return exit;
+        };
+        held.seal();
+        if exit == Exit::Code(0) {
+            held.clear();
+            return exit;
+        }
+        if let Some(trouble) = held.trouble() {
+            self.reporter.warning(&format!(
+                "--chronic could not hold the output past the first {} in a temporary file \
+                 ({trouble}); only the most recent part of it follows",
+                format_size(crate::held::MEMORY_LIMIT)
+            ));
+        }
+        let dropped = held.dropped();
+        if dropped > 0 {
+            let limit = self
+                .config
+                .pipeline
+                .max_output
+                .map_or("unlimited".to_string(), format_size);
+            let amount = match format_size_roughly(dropped) {
+                rough if rough.ends_with("bytes") || rough.ends_with("byte") => rough,
+                rough => format!("{rough} ({dropped} bytes)"),
+            };
+            self.reporter.warning(&format!(
+                "the first {amount} of the output {} dropped: --chronic keeps the most recent \
+                 {limit} (--max-output)",
+                if dropped == 1 { "was" } else { "were" }
+            ));
+        }
+        // A run stopped by a signal has only the grace left for its write-out.
+        let stopped = match exit {
+            Exit::Signal(n) if crate::signals::stop_arrived() => Some(n),
+            _ => None,
+        };
+        let mut interrupted = stopped;
+        let write_out = match io.write_out() {
+            Ok(Some(write_out)) => write_out,
+            Ok(None) => return exit,
+            Err(e) => {
+                self.reporter
+                    .error(&format!("cannot write out the output --chronic held: {e}"));
+                return never_0(exit);
+            }
+        };
+        self.wait_tasks(write_out.tasks(), &mut interrupted);
+        let came = interrupted.filter(|_| stopped.is_none());
+        let Some((out, err)) = write_out.result() else {
+            let signal = interrupted.unwrap_or(libc::SIGTERM);
+            self.reporter.error(&format!(
+                "stopped by {} while the output --chronic held was being written: the rest of \
+                 it is dropped",
+                signal_name(signal)
+            ));
+            return Exit::Signal(signal);
+        };
+        let mut failed = false;
+        for (result, to) in [(out, "stdout"), (err, "stderr")] {
+            if let Err(e) = result {
+                self.reporter.error(&format!(
+                    "cannot write the output --chronic held to {to}: {e}; the rest of it is lost"
+                ));
+                failed = true;
+            }
+        }
+        match came {
+            Some(signal) => Exit::Signal(signal),
+            None if failed => never_0(exit),
+            None => exit,
+        }
+    }
+}
+
+/// `exit`, but 125 (retry's own failure) for a success: output that could not be written out
+/// must not end in 0.
+fn never_0(exit: Exit) -> Exit {
+    if exit == Exit::Code(0) {
+        Exit::OwnFailure
+    } else {
+        exit
+    }
+}
