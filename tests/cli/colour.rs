@@ -1,10 +1,11 @@
 //! Colour of retry's own words: `--color always` colours even into a pipe (give-up red,
 //! success after retries green, a hint's name cyan), `--color never` and `NO_COLOR` never, on a
 //! terminal too; `auto` colours on a terminal and, with `CLICOLOR_FORCE`, in a pipe; JSON
-//! events and the command's output are never coloured.
+//! events and the command's output are never coloured. Through the release build, the binary
+//! users run.
 
 use crate::helpers::pty::{Screen, retry_on_pty};
-use crate::helpers::{refuses_env, retry, wait_with_limit};
+use crate::helpers::{refuses_env, release, wait_with_limit};
 
 /// SGR sequences of the closing lines and the hint: bold red, bold green, cyan.
 const RED: &str = "\x1b[1m\x1b[31m";
@@ -20,7 +21,7 @@ const UNTIL_2: [&str; 3] = [
 
 /// `retry ARGS` with the variables `env`; returns (status, stdout, stderr).
 fn run(env: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String, String) {
-    let out = retry()
+    let out = release()
         .envs(env.iter().copied())
         .args(args)
         .output()

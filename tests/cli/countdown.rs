@@ -3,12 +3,13 @@
 //! so a resize is followed), and finalised as the line logs get before the next attempt's
 //! first byte; a signal ends it at once with the line whole. Off a terminal (a pipe, a file, or
 //! a terminal with TERM=dumb) the lines are the logs' own: no carriage return, no escape.
+//! All through the release build, the binary users run.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 
 use crate::helpers::pty::{Attach, Screen, resize, retry_on_pty, spawn_on_pty_sized};
-use crate::helpers::{retry, retry_std, send, wait_with_limit};
+use crate::helpers::{release, release_std, send, wait_with_limit};
 
 /// The attempt: says which it is on stdout, then fails.
 const ATTEMPT: [&str; 3] = ["sh", "-c", "echo \"attempt $RETRY_ATTEMPT\"; exit 1"];
@@ -139,7 +140,7 @@ fn a_signal_during_the_countdown_ends_it_at_once_with_the_line_whole() {
 #[test]
 fn off_a_terminal_the_lines_are_the_logs_own() {
     // stderr a pipe, whatever stdout is, and TERM says a capable terminal.
-    let out = retry()
+    let out = release()
         .env("TERM", "xterm")
         .args(args("1.2s"))
         .output()
@@ -153,7 +154,7 @@ fn off_a_terminal_the_lines_are_the_logs_own() {
     // stdout a terminal, stderr a file: still the logs' lines.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("stderr");
-    let mut cmd = retry_std();
+    let mut cmd = release_std();
     cmd.args(args("1.2s"))
         .env("TERM", "xterm")
         .stderr(std::fs::File::create(&log).unwrap());
@@ -179,8 +180,7 @@ fn term_dumb_gets_neither_countdown_nor_colour() {
 
 #[test]
 fn stderr_on_a_terminal_with_stdout_in_a_pipe_counts_down_and_keeps_stdout_clean() {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("retry"));
-    crate::helpers::clear_outside_env(&mut cmd);
+    let mut cmd = release_std();
     cmd.args(args("1.5s")).env("TERM", "xterm");
     // The pty gets stdout first (Attach::Stdout), then stderr is moved there and stdout
     // piped: stderr on the terminal, stdout in a pipe.

@@ -1,7 +1,7 @@
 //! Shared helpers: the binary under test (hermetic: no caller's `RETRY_*`, `GITHUB_*`, `OTEL_*`), time
 //! limits, waiting on files instead of sleeps, and the check that retry refused its input. The
-//! submodules hold the one HTTP test server ([`http`]), the one pty launcher ([`pty`]) and the
-//! one `/proc/PID/stat` reader ([`proc`]).
+//! submodules hold the one HTTP test server ([`http`]), the one pty launcher ([`pty`]), the
+//! one `/proc/PID/stat` reader ([`proc`]) and the release build ([`release`]).
 
 pub mod http;
 pub mod jammed;
@@ -9,6 +9,7 @@ pub mod otlp;
 pub mod proc;
 pub mod prometheus;
 pub mod pty;
+pub mod release;
 pub mod seccomp;
 
 use std::os::unix::fs::PermissionsExt;
@@ -57,6 +58,22 @@ pub fn retry_std() -> Command {
     clear_outside_env(&mut cmd);
     default_signals(&mut cmd);
     seccomp::apply_from_env(&mut cmd);
+    cmd
+}
+
+/// [`retry`], but the release build ([`release::release_bin`]): for what a run shows.
+pub fn release() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::from_std(release_std());
+    cmd.timeout(HANG_LIMIT);
+    cmd
+}
+
+/// [`retry_std`], but the release build ([`release::release_bin`]).
+pub fn release_std() -> Command {
+    let mut cmd = Command::new(release::release_bin());
+    cmd.stdin(Stdio::null()).process_group(0);
+    clear_outside_env(&mut cmd);
+    default_signals(&mut cmd);
     cmd
 }
 

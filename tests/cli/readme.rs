@@ -24,6 +24,7 @@ const USED: &[(&str, &str)] = &[
     ("readme-test", "idempotency-key"),
     ("readme-test", "github-actions"),
     ("readme-test", "cron"),
+    ("readme-test", "cron-chronic"),
     ("readme-test", "makefile"),
     ("readme-test", "simulate-refusal"),
     ("readme-test", "simulate-occ-table"),
@@ -399,7 +400,9 @@ fn the_quick_start_prints_what_the_readme_shows_but_for_the_drawn_delays() {
             .iter()
             .map(|line| match line.split_once("; retrying in ") {
                 Some((head, delay)) => {
-                    let secs: f64 = delay.strip_suffix('s').unwrap().parse().unwrap();
+                    let secs = humantime::parse_duration(delay)
+                        .unwrap_or_else(|e| panic!("{whose}: {line}: {e}"))
+                        .as_secs_f64();
                     let attempt: i32 = head
                         .strip_prefix("retry: attempt ")
                         .and_then(|h| h.split(' ').next())
@@ -410,7 +413,13 @@ fn the_quick_start_prints_what_the_readme_shows_but_for_the_drawn_delays() {
                     assert!((0.0..=most).contains(&secs), "{whose}: {line}");
                     format!("{head}; retrying in ...")
                 }
-                None => line.clone(),
+                // The closing line's elapsed time varies too.
+                None => match line.split_once(" after ") {
+                    Some((head, _)) if head.starts_with("retry: succeeded on attempt ") => {
+                        format!("{head} after ...")
+                    }
+                    _ => line.clone(),
+                },
             })
             .collect()
     };
@@ -699,6 +708,56 @@ fn the_cron_line_runs_as_written() {
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         "-t backup backup failed: status 3\n"
+    );
+}
+
+#[test]
+fn the_chronic_cron_line_prints_nothing_after_a_late_success_and_everything_after_giving_up() {
+    let line = example("cron-chronic");
+    let line = line.trim();
+    let command = line.splitn(6, ' ').nth(5).unwrap();
+    assert!(command.contains("retry --chronic "), "{command}");
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // A stand-in that prints on both streams and fails until attempt $OK.
+    let stub = bin.join("sync-mirror");
+    std::fs::write(
+        &stub,
+        "#!/bin/sh\necho \"synced $RETRY_ATTEMPT\"\necho \"error $RETRY_ATTEMPT\" >&2\n\
+         [ \"$RETRY_ATTEMPT\" -ge \"$OK\" ]\n",
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&stub).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&stub, perm).unwrap();
+    let command = command.replace("/usr/local/bin/sync-mirror", "sync-mirror");
+    let script = format!("PATH={}:$PATH; {command}", bin.display());
+    let env = |ok: &str| {
+        [
+            ("RETRY_BASE", "0".to_string()),
+            ("RETRY_MAX_RETRIES", "2".to_string()),
+            ("OK", ok.to_string()),
+        ]
+    };
+    // Success on attempt 3: not one byte, so cron sends no mail.
+    let out = sh(&script, dir.path(), &env("3"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    // Never: all of it, in order, then the give-up line.
+    let out = sh(&script, dir.path(), &env("9"));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "synced 1\nsynced 2\nsynced 3\n"
+    );
+    let stderr = crate::helpers::timeless(&String::from_utf8(out.stderr).unwrap());
+    assert_eq!(
+        stderr,
+        "error 1\nretry: attempt 1 of 3: sync-mirror exited with status 1; retrying in 0s\n\
+         error 2\nretry: attempt 2 of 3: sync-mirror exited with status 1; retrying in 0s\n\
+         error 3\nretry: attempt 3 of 3: sync-mirror exited with status 1\n\
+         retry: gave up after 3 attempts in T: no retries left\n"
     );
 }
 

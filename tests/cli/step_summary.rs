@@ -1,16 +1,17 @@
 //! GitHub Actions' step summary: when a run needed retries or gave up, a Markdown table of its
 //! attempts is appended to `GITHUB_STEP_SUMMARY` under a heading naming the command, read back
-//! here as GitHub-flavoured Markdown (a table's rows split on unescaped `|`, backslash escapes
-//! undone): nothing in the command can end a cell or a row. A first-attempt success writes
-//! nothing; a file that cannot be written is reported and is never an exit 0.
+//! here as GitHub-flavoured Markdown by a CommonMark parser with GitHub's tables
+//! (pulldown-cmark): nothing in the command can end a cell or a row, or make HTML or emphasis.
+//! A first-attempt success writes nothing; a file that cannot be written is reported and is
+//! never an exit 0.
 
 use std::path::Path;
 
 use crate::helpers::{retry, timeless};
 
 /// A GFM table as read back: the heading before it, the header cells, the rows' cells, and
-/// the paragraph after it.
-#[derive(Debug)]
+/// the paragraph after it (each as plain text: escapes undone, nothing else inside).
+#[derive(Debug, Default)]
 struct Table {
     heading: String,
     header: Vec<String>,
@@ -18,81 +19,71 @@ struct Table {
     after: String,
 }
 
-/// The cells of one table row: split on `|` not escaped by a backslash, the outer pipes
-/// dropped, each cell trimmed and its backslash escapes undone (GFM: a backslash before ASCII
-/// punctuation stands for that character).
-fn cells(row: &str) -> Vec<String> {
-    let inner = row
-        .trim()
-        .strip_prefix('|')
-        .and_then(|r| r.strip_suffix('|'))
-        .unwrap_or_else(|| panic!("not a table row: {row:?}"));
-    let mut out = vec![String::new()];
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some(n) if n.is_ascii_punctuation() => out.last_mut().unwrap().push(n),
-                Some(n) => {
-                    out.last_mut().unwrap().push('\\');
-                    out.last_mut().unwrap().push(n);
-                }
-                None => out.last_mut().unwrap().push('\\'),
-            },
-            '|' => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
-        }
-    }
-    out.into_iter().map(|c| c.trim().to_string()).collect()
-}
-
-/// Backslash escapes undone in a paragraph or heading.
-fn unescape(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match chars.peek() {
-            Some(&n) if c == '\\' && n.is_ascii_punctuation() => {
-                out.push(n);
-                chars.next();
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// Reads the one summary block in `text`: `### heading`, a blank line, the table (a header,
-/// a delimiter row of `---`, rows), a blank line, a paragraph.
+/// Reads the one summary block in `text` with a CommonMark parser that knows GitHub's tables
+/// (pulldown-cmark, `ENABLE_TABLES`): a level-3 heading, a table, a paragraph, and nothing
+/// else: no HTML, no emphasis, no link, no second table, no other block.
 fn parse(text: &str) -> Table {
-    let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
-    let heading = lines.next().unwrap().strip_prefix("### ").unwrap();
-    assert_eq!(lines.next(), Some(""), "{text}");
-    let header = cells(lines.next().unwrap());
-    let delimiter = cells(lines.next().unwrap());
-    assert_eq!(delimiter.len(), header.len(), "{text}");
-    assert!(
-        delimiter
-            .iter()
-            .all(|d| d.trim_matches(':').chars().all(|c| c == '-') && d.contains("---")),
-        "{text}"
-    );
-    let mut rows = Vec::new();
-    for line in lines.by_ref() {
-        if line.is_empty() {
-            break;
+    use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+    #[derive(PartialEq)]
+    enum In {
+        Nothing,
+        Heading,
+        Head,
+        Row,
+        Paragraph,
+    }
+    let mut table = Table::default();
+    let mut at = In::Nothing;
+    let mut blocks = Vec::new();
+    for event in Parser::new_ext(text, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                assert_eq!(level, HeadingLevel::H3, "{text}");
+                blocks.push("heading");
+                at = In::Heading;
+            }
+            Event::Start(Tag::Table(_)) => blocks.push("table"),
+            Event::Start(Tag::TableHead) => at = In::Head,
+            Event::Start(Tag::TableRow) => {
+                table.rows.push(Vec::new());
+                at = In::Row;
+            }
+            Event::Start(Tag::TableCell) => match at {
+                In::Head => table.header.push(String::new()),
+                In::Row => table.rows.last_mut().unwrap().push(String::new()),
+                _ => panic!("a cell outside a row: {text}"),
+            },
+            Event::Start(Tag::Paragraph) => {
+                blocks.push("paragraph");
+                at = In::Paragraph;
+            }
+            Event::Text(t) => {
+                let into = match at {
+                    In::Heading => &mut table.heading,
+                    In::Head => table.header.last_mut().unwrap(),
+                    In::Row => table.rows.last_mut().unwrap().last_mut().unwrap(),
+                    In::Paragraph => &mut table.after,
+                    In::Nothing => panic!("text outside a block: {t:?} in {text}"),
+                };
+                into.push_str(&t);
+            }
+            Event::SoftBreak if at == In::Paragraph => table.after.push(' '),
+            Event::End(TagEnd::Heading(_) | TagEnd::TableHead | TagEnd::Paragraph) => {
+                at = In::Nothing
+            }
+            Event::End(TagEnd::TableRow | TagEnd::TableCell | TagEnd::Table) => {}
+            other => panic!("not plain text in the summary: {other:?} in {text}"),
         }
-        let row = cells(line);
-        assert_eq!(row.len(), header.len(), "a row split or merged: {line:?}");
-        rows.push(row);
     }
-    let after: Vec<&str> = lines.take_while(|l| !l.is_empty()).collect();
-    Table {
-        heading: unescape(heading),
-        header,
-        rows,
-        after: unescape(&after.join(" ")),
+    assert_eq!(blocks, ["heading", "table", "paragraph"], "{text}");
+    for row in &table.rows {
+        assert_eq!(
+            row.len(),
+            table.header.len(),
+            "a row split or merged: {text}"
+        );
     }
+    table
 }
 
 /// Runs `retry ARGS` under GitHub Actions with `GITHUB_STEP_SUMMARY=summary`; returns the

@@ -179,7 +179,7 @@ fn verbose_and_dry_run_name_the_signal() {
         .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("stop no signal, then KILL 0.100s later"),
+        stderr.contains("stop no signal, then KILL 100ms later"),
         "{stderr}"
     );
     let out = retry()

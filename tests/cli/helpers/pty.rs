@@ -90,10 +90,11 @@ pub fn retry_in_terminal(args: &[String]) -> (Child, File) {
     spawn_on_pty(cmd, Attach::Terminal)
 }
 
-/// Starts retry with `args` and the variables `env` (the caller's `RETRY_*` and `GITHUB_*`
-/// removed) as the session leader of a new pty of `columns` columns.
+/// Starts the release build of retry ([`super::release::release_bin`]) with `args` and the
+/// variables `env` (the caller's `RETRY_*` and `GITHUB_*` removed) as the session leader of a
+/// new pty of `columns` columns.
 pub fn retry_on_pty(args: &[&str], env: &[(&str, &str)], columns: u16) -> (Child, File) {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("retry"));
+    let mut cmd = Command::new(super::release::release_bin());
     super::clear_outside_env(&mut cmd);
     cmd.args(args).envs(env.iter().copied());
     spawn_on_pty_sized(cmd, Attach::Terminal, Some(columns))
