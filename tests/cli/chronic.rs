@@ -213,6 +213,53 @@ fn sigterm_during_the_wait_writes_out_what_was_held_and_dies_of_it() {
 }
 
 #[test]
+fn sigterm_with_stdout_a_full_pipe_nobody_reads_ends_at_once_and_says_what_was_dropped() {
+    // stdout a full pipe whose reader never reads: the write-out of what was held blocks on
+    // it; the stop signal gives it a bounded grace, then retry dies of TERM and says so.
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready");
+    let err = dir.path().join("err");
+    let (_reader, writer) = crate::helpers::jammed::full_pipe();
+    let mut child = retry_std()
+        .args([
+            "--chronic",
+            "-b",
+            "1h",
+            "-c",
+            "2h",
+            "-j",
+            "none",
+            "--on-retry",
+        ])
+        .arg(format!("echo $$ > {}", ready.display()))
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo 'held out'; echo 'held err' >&2; exit 1",
+        ])
+        .stdout(Stdio::from(writer))
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    wait_for_lines(&ready, 1);
+    let sent = std::time::Instant::now();
+    send(child.id(), libc::SIGTERM);
+    let status = wait_with_limit(&mut child);
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    // The grace is half a second; ten leave room for a loaded machine, not for a hang.
+    assert!(sent.elapsed() < std::time::Duration::from_secs(10));
+    let err = std::fs::read_to_string(&err).unwrap();
+    assert!(
+        err.ends_with(
+            "retry: stopped by SIGTERM while the output --chronic held was being written: \
+             the rest of it is dropped\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_write_out_that_fails_is_reported() {
     let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
         return;
