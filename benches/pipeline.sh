@@ -5,6 +5,12 @@
 # output to /dev/null; the last also with 1 GiB of 80-byte text lines (every line read for
 # headers); and peak RSS of retry with 1 GiB of stdin replayed, and with 1 GiB of output read
 # for hints. Run by hand (not by CI): bash benches/pipeline.sh [RUNS]
+#        BASELINE=REV bash benches/pipeline.sh [RUNS]
+# With BASELINE (a git revision, such as the commit before a change), that revision's release
+# build (in a temporary worktree under target/, as benches/startup.sh makes it) is compared
+# first, paired and alternating: each of RUNS rounds runs `retry -- cat` and `retry
+# --stdout-on-success -- cat` of both builds on 1 GiB once each in a shuffled order; the report
+# gives each one's median time and the median of the per-round ratios (this build / baseline).
 # Needs hyperfine and GNU time (apt-get install -y hyperfine time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +18,35 @@ runs=${1:-10}
 size=1G
 cargo build --release -q
 retry=$PWD/target/release/retry
+if [ -n "${BASELINE:-}" ]; then
+  rev=$(git rev-parse --verify "$BASELINE^{commit}")
+  tree="target/baseline-$rev"
+  [ -d "$tree" ] || git worktree add -q --detach "$tree" "$rev"
+  (cd "$tree" && CARGO_TARGET_DIR="$PWD/target" cargo build --release -q --bin retry)
+  echo "baseline: $(git log -1 --format='%h %s' "$rev" | cut -c1-80)"
+  python3 - "$runs" "$size" "$retry" "$PWD/$tree/target/release/retry" <<'PY'
+import random, statistics, subprocess, sys, time
+runs, size, new, old = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+flags = {"retry -- cat": "", "retry --stdout-on-success -- cat": "--stdout-on-success "}
+def once(binary, flag):
+    cmd = f"head -c {size} /dev/zero | {binary} {flag}-- cat > /dev/null"
+    t = time.perf_counter()
+    subprocess.run(["sh", "-c", cmd], check=True)
+    return time.perf_counter() - t
+times = {(name, which): [] for name in flags for which in ("new", "old")}
+for _ in range(runs):
+    order = [(name, which) for name in flags for which in ("new", "old")]
+    random.shuffle(order)
+    for name, which in order:
+        times[(name, which)].append(once(new if which == "new" else old, flags[name]))
+print(f"{'paired, ' + str(runs) + ' rounds':40} {'this s':>8} {'base s':>8} {'ratio':>6}")
+for name in flags:
+    a, b = times[(name, "new")], times[(name, "old")]
+    ratio = statistics.median(x / y for x, y in zip(a, b))
+    print(f"{name:40} {statistics.median(a):8.3f} {statistics.median(b):8.3f} {ratio:6.3f}")
+PY
+  echo
+fi
 for tool in hyperfine /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y hyperfine time" >&2; exit 1; }
 done

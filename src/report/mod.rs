@@ -44,7 +44,7 @@ pub use self::loops::dry_run_loop;
 pub use self::live::{next_tick as countdown_next_tick, settle, tick as countdown_tick};
 pub(crate) use self::sink::write_line;
 use self::sink::{emit_json, write_spans};
-pub use self::sink::{hold_from_now, write_raw};
+pub use self::sink::{hold_from_now, release_closing, write_raw};
 pub use self::stopping::StopPlan;
 pub use self::words::{give_up_reason, outcome_words};
 
@@ -394,11 +394,14 @@ impl Reporter {
             "gave up after {attempts} attempt{s} in {}: {why}",
             format_human(self.start.elapsed())
         );
-        self.say_in(colour::GAVE_UP, &line);
-        self.emit(
-            "give_up",
-            json!({ "attempts": attempts, "reason": why, "status": status }),
-        );
+        // Under --chronic, after all the held output, whatever --max-output dropped.
+        sink::closing(|| {
+            self.say_in(colour::GAVE_UP, &line);
+            self.emit(
+                "give_up",
+                json!({ "attempts": attempts, "reason": why, "status": status }),
+            );
+        });
         line
     }
 
@@ -441,11 +444,13 @@ impl Reporter {
 
     /// retry was told to stop by `signal` (during an attempt, a wait or a hook).
     pub fn interrupted(&self, signal: i32) {
-        self.say(format_args!(
-            "stopped by {}: not retrying",
-            signal_name(signal)
-        ));
-        self.emit("interrupted", json!({ "signal": signal_name(signal) }));
+        sink::closing(|| {
+            self.say(format_args!(
+                "stopped by {}: not retrying",
+                signal_name(signal)
+            ));
+            self.emit("interrupted", json!({ "signal": signal_name(signal) }));
+        });
     }
 
     /// A hook (`on_retry` or `on_give_up`) ended: failures are reported, successes only with

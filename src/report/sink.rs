@@ -5,7 +5,8 @@
 //! [`crate::outlet`] (never waiting for a reader past a stop signal or the deadline). A write
 //! that fails is dropped: stderr is where its error would go.
 
-use std::sync::{Arc, OnceLock};
+use std::cell::Cell;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use anstyle::Style;
@@ -23,6 +24,34 @@ pub fn hold_from_now(held: Arc<Held>) {
     let _ = HOLD.set(held);
 }
 
+/// The closing words of a run that `--chronic` holds (the give-up or stopped line and its
+/// JSON event): kept apart from the ring of held output, so that they come after all of it
+/// and `--max-output` never drops or cuts them; written by [`release_closing`].
+static CLOSING: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+
+thread_local! {
+    /// Whether what is put now is a closing word ([`closing`]).
+    static SAYING_CLOSING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `say` with what it puts kept as the run's closing words while `--chronic` holds
+/// (written after the held output by [`release_closing`]); as [`put`] otherwise.
+pub(super) fn closing<R>(say: impl FnOnce() -> R) -> R {
+    SAYING_CLOSING.set(true);
+    let out = say();
+    SAYING_CLOSING.set(false);
+    out
+}
+
+/// Writes the closing words kept while `--chronic` held (`write`), or drops them; call once
+/// the held output is written out (or dropped) and the record sealed.
+pub fn release_closing(write: bool) {
+    let words = std::mem::take(&mut *CLOSING.lock().unwrap_or_else(PoisonError::into_inner));
+    if write && !words.is_empty() {
+        put(&words);
+    }
+}
+
 /// Whether retry's own lines are being held (`--chronic`): a countdown is then not drawn.
 pub(super) fn holding() -> bool {
     HOLD.get().is_some_and(|held| !held.sealed())
@@ -31,10 +60,17 @@ pub(super) fn holding() -> bool {
 /// Writes `bytes` of retry's own on stderr: held while `--chronic` holds (and the hold is not
 /// sealed), else through the outlet, after finalising a countdown that is showing.
 pub(super) fn put(bytes: &[u8]) {
-    if let Some(held) = HOLD.get()
-        && held.push(Stream::Stderr, bytes)
-    {
-        return;
+    if let Some(held) = HOLD.get() {
+        if SAYING_CLOSING.get() && !held.sealed() {
+            CLOSING
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .extend_from_slice(bytes);
+            return;
+        }
+        if held.push(Stream::Stderr, bytes) {
+            return;
+        }
     }
     super::live::settle();
     let _ = crate::outlet::stderr(bytes);

@@ -126,16 +126,18 @@ fn past_max_output_the_oldest_is_dropped_and_a_line_says_how_much() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
-    let (first, held_err) = stderr.split_once('\n').unwrap();
-    // Everything that came: the attempts' bytes and lines, retry's lines (the closing one
-    // is the last held).
-    let closing = held_err.lines().last().unwrap();
+    let (first, rest) = stderr.split_once('\n').unwrap();
+    // The closing line is not held: it comes whole after all that was, whatever was dropped.
+    let (held_err, closing) = rest.strip_suffix('\n').unwrap().rsplit_once('\n').unwrap();
+    let held_err = format!("{held_err}\n");
+    assert!(
+        timeless(closing) == "retry: gave up after 3 attempts in T: no retries left\n",
+        "{closing}"
+    );
+    // Everything that came: the attempts' bytes and lines, retry's lines.
     let retry_lines: usize = (1..=2)
         .map(|n| format!("retry: attempt {n} of 3: perl exited with status 1; retrying in 0s\n"))
-        .chain([
-            "retry: attempt 3 of 3: perl exited with status 1\n".to_string(),
-            format!("{closing}\n"),
-        ])
+        .chain(["retry: attempt 3 of 3: perl exited with status 1\n".to_string()])
         .map(|l| l.len())
         .sum();
     let total = 3 * 50_000 + 3 * "err N\n".len() + retry_lines;
@@ -155,7 +157,41 @@ fn past_max_output_the_oldest_is_dropped_and_a_line_says_how_much() {
         all.ends_with(&out.stdout),
         "stdout is not the most recent bytes"
     );
-    assert!(held_err.ends_with(" no retries left\n"), "{held_err}");
+    assert!(
+        held_err.ends_with("retry: attempt 3 of 3: perl exited with status 1\n"),
+        "{held_err}"
+    );
+}
+
+#[test]
+fn a_max_output_smaller_than_a_line_still_ends_with_the_whole_give_up_line() {
+    // The closing line is kept apart from the held output: --max-output 0 keeps nothing of
+    // what came, but the warning and the give-up line are whole, and the hook's output (held)
+    // comes before the give-up line.
+    for (max, kept_err) in [("0", ""), ("5", "said\n")] {
+        let out = retry()
+            .args(["--chronic", "--max-output", max, "-b", "0", "-n", "1"])
+            .args(["--on-give-up", "echo hook-said >&2", "--"])
+            .args(["sh", "-c", "echo out; echo err >&2; exit 3"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        assert!(out.stdout.is_empty(), "{out:?}");
+        let stderr = timeless(&String::from_utf8(out.stderr).unwrap());
+        let (first, rest) = stderr.split_once('\n').unwrap();
+        assert!(
+            first.starts_with("retry: warning: the first ")
+                && first.ends_with(&format!(
+                    "bytes of the output were dropped: --chronic keeps the most recent {max} \
+                     bytes (--max-output)"
+                )),
+            "{first}"
+        );
+        assert_eq!(
+            rest,
+            format!("{kept_err}retry: gave up after 2 attempts in T: no retries left\n")
+        );
+    }
 }
 
 #[test]
