@@ -108,8 +108,8 @@ pub struct OutputArgs {
     /// Colours only retry's lines on stderr, never the command's output or JSON events: the
     /// closing line of a run that gave up in red, of one that succeeded after retries in
     /// green, the name of a server hint that set a delay in cyan. auto colours when stderr is
-    /// a terminal whose TERM is not dumb, unless NO_COLOR is set to anything (no-color.org);
-    /// CLICOLOR_FORCE set to anything but 0 colours even into a pipe. always and never
+    /// a terminal whose TERM is not dumb, unless NO_COLOR is set and not empty (no-color.org);
+    /// CLICOLOR_FORCE set and not empty (0 too) colours even into a pipe. always and never
     /// override both. RETRY_COLOR sets it too.
     #[arg(long, value_name = "WHEN", value_enum, env = "RETRY_COLOR",
           default_value_t = ColorWhen::Auto, hide_default_value = true)]

@@ -1,9 +1,9 @@
 //! Colour for retry's own words on stderr, never the command's output: `--color` (or
 //! `RETRY_COLOR`) `always` or `never`, or in `auto` (the default) what anstream decides for
-//! stderr by the common conventions: no colour when `NO_COLOR` is set to anything
-//! (<https://no-color.org>), colour whenever `CLICOLOR_FORCE` is (or `CLICOLOR` is not `0`
-//! on a terminal), else colour only on a terminal whose `TERM` is not `dumb`
-//! (<https://bixense.com/clicolors/>). Decided once, at the first coloured word: a run that has
+//! stderr by the common conventions: no colour when `NO_COLOR` is set and not empty
+//! (<https://no-color.org>), colour whenever `CLICOLOR_FORCE` is set and not empty (`0` too:
+//! anstream reads it so, where <https://bixense.com/clicolors/> would not), or `CLICOLOR` is
+//! not `0` on a terminal, else colour only on a terminal whose `TERM` is not `dumb`. Decided once, at the first coloured word: a run that has
 //! nothing to colour never looks.
 //!
 //! What is coloured: the closing line of a run that gave up (red), of one that succeeded after
