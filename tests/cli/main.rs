@@ -10,6 +10,7 @@ mod budget_hostile;
 mod budget_waits;
 mod chronic;
 mod cli_errors;
+mod closing;
 mod colour;
 mod completions;
 mod countdown;
