@@ -29,16 +29,55 @@ pub struct Row {
     pub hint: Option<String>,
 }
 
+/// How many of a run's first attempts the table keeps.
+pub const FIRST_ROWS: usize = 20;
+/// How many of a run's last attempts the table keeps: with [`FIRST_ROWS`], a table of at most
+/// 101 rows (about 10 KB), however long an unlimited run goes on, well under the 1 MiB GitHub
+/// takes for a step's summary ("Adding a job summary" in GitHub's workflow commands,
+/// <https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands>).
+pub const LAST_ROWS: usize = 80;
+
+/// The rows of a run's table as its attempts end: the first [`FIRST_ROWS`] and the last
+/// [`LAST_ROWS`], and how many between them were left out; memory stays bounded.
+#[derive(Debug, Default)]
+pub struct Rows {
+    rows: Vec<Row>,
+    omitted: u64,
+}
+
+impl Rows {
+    /// Adds the row of an attempt that ended, dropping the oldest of the last rows kept once
+    /// there are [`FIRST_ROWS`] + [`LAST_ROWS`].
+    pub fn push(&mut self, row: Row) {
+        if self.rows.len() == FIRST_ROWS + LAST_ROWS {
+            self.rows.remove(FIRST_ROWS);
+            self.omitted += 1;
+        }
+        self.rows.push(row);
+    }
+
+    /// The row of the last attempt, to add the wait after it.
+    pub fn last_mut(&mut self) -> Option<&mut Row> {
+        self.rows.last_mut()
+    }
+}
+
 /// The Markdown block for a run of `command` (as progress names it) whose attempts are `rows`
 /// and whose closing line (without `retry: `) is `closing`: a blank line, a heading, the
-/// table, the closing line, a blank line.
-pub fn markdown(command: &str, rows: &[Row], closing: &str) -> String {
+/// table (a row in the middle saying how many attempts are not shown, if any were left out),
+/// the closing line, a blank line.
+pub fn markdown(command: &str, rows: &Rows, closing: &str) -> String {
     let mut text = format!(
         "\n### retry: {}\n\n| attempt | status | duration | delay after | hint |\n\
          | ---: | --- | ---: | ---: | --- |\n",
         escape_markdown(command)
     );
-    for row in rows {
+    for (i, row) in rows.rows.iter().enumerate() {
+        if i == FIRST_ROWS && rows.omitted > 0 {
+            let n = rows.omitted;
+            let s = if n == 1 { "" } else { "s" };
+            text.push_str(&format!("| ... | {n} attempt{s} not shown |  |  |  |\n"));
+        }
         let cell = |c: &Option<String>| c.as_deref().map(escape_markdown).unwrap_or_default();
         text.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",
@@ -92,7 +131,8 @@ mod tests {
 
     #[test]
     fn a_heading_a_table_and_the_closing_line() {
-        let rows = [
+        let mut rows = Rows::default();
+        for row in [
             Row {
                 attempt: 1,
                 status: "exited with status 22".into(),
@@ -106,7 +146,9 @@ mod tests {
                 duration: "40ms".into(),
                 ..Row::default()
             },
-        ];
+        ] {
+            rows.push(row);
+        }
         assert_eq!(
             markdown("curl", &rows, "succeeded on attempt 2 of 6 after 3.3s"),
             "\n### retry: curl\n\n\
@@ -116,6 +158,42 @@ mod tests {
              | 2 | exited with status 0 | 40ms |  |  |\n\
              \nSucceeded on attempt 2 of 6 after 3.3s\n\n"
         );
+    }
+
+    #[test]
+    fn a_long_run_keeps_its_first_and_last_attempts_and_says_how_many_are_left_out() {
+        let mut rows = Rows::default();
+        for attempt in 1..=10_000 {
+            rows.push(Row {
+                attempt,
+                status: "exited with status 1".into(),
+                duration: "1ms".into(),
+                ..Row::default()
+            });
+        }
+        assert_eq!(rows.rows.len(), FIRST_ROWS + LAST_ROWS);
+        let text = markdown(
+            "x",
+            &rows,
+            "gave up after 10000 attempts in 1m: no retries left",
+        );
+        let attempts: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("| "))
+            .filter_map(|l| l.split(' ').next())
+            .skip(2)
+            .collect();
+        let expected: Vec<String> = (1..=20)
+            .map(|n| n.to_string())
+            .chain(["...".to_string()])
+            .chain((9921..=10_000).map(|n| n.to_string()))
+            .collect();
+        assert_eq!(attempts, expected);
+        assert!(
+            text.contains("| ... | 9900 attempts not shown |  |  |  |\n"),
+            "{text}"
+        );
+        assert!(text.len() < 16 * 1024, "{}", text.len());
     }
 
     #[test]

@@ -134,8 +134,9 @@ struct Supervisor<'a> {
     last_attempt: Cell<Option<u64>>,
     /// Each attempt's status, for GitHub Actions ([`Supervisor::record_attempt`]).
     statuses: RefCell<Vec<u8>>,
-    /// Each attempt as the step summary's table shows it (only when there is one to write).
-    rows: RefCell<Vec<crate::ci::summary::Row>>,
+    /// Each attempt as the step summary's table shows it (only when there is one to write;
+    /// the first and the last ones, [`crate::ci::summary::Rows`]).
+    rows: RefCell<crate::ci::summary::Rows>,
     /// The closing line, once said (without `retry: `), for the step summary.
     closing: RefCell<Option<String>>,
     /// The attempt whose CI fold is open ([`Supervisor::fold_open`]).

@@ -246,3 +246,30 @@ fn a_summary_that_cannot_be_written_is_never_an_exit_0() {
     assert_eq!(code, Some(125), "{stderr}");
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
+
+#[test]
+fn a_long_run_shows_its_first_and_last_attempts_and_how_many_are_left_out() {
+    // 150 attempts: the table keeps the first 20 and the last 80, and says so between them.
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let (code, stderr) = in_actions(
+        &summary,
+        &["-q", "-b", "0", "-n", "149", "--", "sh", "-c", "exit 5"],
+    );
+    assert_eq!(code, Some(5), "{stderr}");
+    let text = std::fs::read_to_string(&summary).unwrap();
+    let table = parse(&text);
+    let attempts: Vec<&str> = table.rows.iter().map(|r| r[0].as_str()).collect();
+    let expected: Vec<String> = (1..=20)
+        .map(|n| n.to_string())
+        .chain(["...".to_string()])
+        .chain((71..=150).map(|n| n.to_string()))
+        .collect();
+    assert_eq!(attempts, expected, "{text}");
+    assert_eq!(table.rows[20][1], "50 attempts not shown");
+    assert!(
+        table.after.starts_with("Gave up after 150 attempts in "),
+        "{}",
+        table.after
+    );
+}
