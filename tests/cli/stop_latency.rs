@@ -210,6 +210,26 @@ fn term_ends_a_run_whose_stderr_reader_stopped_reading() {
 }
 
 #[test]
+fn term_ends_a_run_writing_gitlab_and_buildkite_folds_to_a_stderr_nobody_reads() {
+    // The fold markers go to stderr with retry's lines: a jammed stderr must not make the
+    // run deaf, whichever system's markers it writes (GitHub's are in the test above).
+    for system in ["GITLAB_CI", "BUILDKITE"] {
+        let scene = Scene::new();
+        let mut args: Vec<String> = ["-n", "unlimited", "-b", "0", "--no-github"]
+            .map(String::from)
+            .to_vec();
+        args.extend(failing(&scene));
+        let jammed = scene.run(&args, &[(system.to_string(), "true".to_string())], true);
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            jammed.status.signal(),
+            Some(libc::SIGTERM),
+            "{system}: {jammed:?}"
+        );
+    }
+}
+
+#[test]
 fn a_github_output_fifo_nobody_reads_is_an_error_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("out");
