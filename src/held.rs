@@ -278,15 +278,34 @@ impl State {
         Ok(())
     }
 
-    /// The file part failed with `e`: what it held is dropped, and the ring goes on in
-    /// memory alone (at most [`MEMORY_LIMIT`] bytes).
+    /// The file part failed with `e`: the ring goes on in memory alone (at most
+    /// [`MEMORY_LIMIT`] bytes), keeping the most recent bytes held that fit in it (all of them
+    /// when the file was never written, as when it could not be created); only if those
+    /// cannot be read back is everything held dropped.
     fn give_up_the_file(&mut self, e: &io::Error) {
         self.trouble.get_or_insert_with(|| e.to_string());
-        self.drop_oldest(self.end - self.start);
+        let ring = MEMORY_LIMIT.min(self.ring);
+        let keep = (self.end - self.start).min(ring);
+        let from = self.end - keep;
+        let mut kept = vec![0u8; usize::try_from(keep).unwrap_or(0)];
+        let readable = self.read(from, &mut kept).is_ok();
+        self.drop_oldest(if readable {
+            from - self.start
+        } else {
+            keep + from - self.start
+        });
         self.file = None;
         self.memory.clear();
-        self.ring = MEMORY_LIMIT.min(self.ring);
+        self.ring = ring;
         self.max_chunks = (self.ring / CHUNK_COST).max(MIN_CHUNKS);
+        if readable {
+            // Within the memory ring now: storing cannot fail.
+            let _ = self.store(from, &kept);
+        }
+        while self.chunks.len() as u64 > self.max_chunks {
+            let oldest = self.chunks.front().map_or(0, |c| c.1);
+            self.drop_oldest(oldest);
+        }
     }
 
     /// Reads the held bytes from offset `at` (of everything pushed) into `buf`.
@@ -411,16 +430,46 @@ mod tests {
     }
 
     #[test]
-    fn a_file_that_fails_leaves_the_memory_ring() {
+    fn a_file_that_fails_leaves_the_memory_ring_with_the_most_recent_bytes() {
         let held = Held::new(Some(MEMORY_LIMIT * 2));
         {
             let mut s = held.lock();
             s.push(Stream::Stdout, &vec![b'a'; MEMORY_LIMIT as usize - 10]);
             s.give_up_the_file(&io::Error::other("disk full"));
-            s.push(Stream::Stdout, b"after");
+            s.push(Stream::Stderr, b"after");
+            s.push(Stream::Stdout, b"0123456789");
         }
         assert_eq!(held.trouble().as_deref(), Some("disk full"));
-        assert_eq!(held.dropped(), MEMORY_LIMIT - 10);
-        assert_eq!(written(&held), (b"after".to_vec(), Vec::new()));
+        // 8 MiB - 10 + 5 + 10 came; the ring holds 8 MiB: the oldest 5 bytes are dropped.
+        assert_eq!(held.dropped(), 5);
+        let mut out = vec![b'a'; MEMORY_LIMIT as usize - 15];
+        out.extend_from_slice(b"0123456789");
+        assert_eq!(written(&held), (out, b"after".to_vec()));
+    }
+
+    #[test]
+    fn a_file_that_fails_after_wrapping_keeps_what_it_can_read_back() {
+        // The file worked, the ring wrapped in it, then a write failed (a full disk): the
+        // most recent 8 MiB, read back from memory and file, stay in order.
+        let held = Held::new(Some(MEMORY_LIMIT + 1000));
+        let data: Vec<u8> = (0..=250u8)
+            .cycle()
+            .take(MEMORY_LIMIT as usize + 3000)
+            .collect();
+        for piece in data.chunks(4099) {
+            held.push(Stream::Stdout, piece);
+        }
+        held.lock().give_up_the_file(&io::Error::other("disk full"));
+        held.push(Stream::Stdout, b"tail");
+        let mut all = data.clone();
+        all.extend_from_slice(b"tail");
+        let (out, err) = written(&held);
+        assert!(err.is_empty());
+        assert_eq!(out.len(), MEMORY_LIMIT as usize);
+        assert!(
+            out == all[all.len() - MEMORY_LIMIT as usize..],
+            "not the most recent bytes"
+        );
+        assert_eq!(held.dropped(), all.len() as u64 - MEMORY_LIMIT);
     }
 }

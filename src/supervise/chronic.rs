@@ -31,28 +31,29 @@ impl Supervisor<'_> {
             crate::report::release_closing(false);
             return exit;
         }
-        if let Some(trouble) = held.trouble() {
-            self.reporter.warning(&format!(
-                "--chronic could not hold the output past the first {} in a temporary file \
-                 ({trouble}); only the most recent part of it follows",
-                format_size(crate::held::MEMORY_LIMIT)
-            ));
-        }
         let dropped = held.dropped();
         if dropped > 0 {
-            let limit = self
-                .config
-                .pipeline
-                .max_output
-                .map_or("unlimited".to_string(), format_size);
             let amount = match format_size_roughly(dropped) {
                 rough if rough.ends_with("bytes") || rough.ends_with("byte") => rough,
                 rough => format!("{rough} ({dropped} bytes)"),
             };
+            let were = if dropped == 1 { "was" } else { "were" };
+            // Why: the temporary file failed (memory alone holds less), or --max-output.
+            let why = match held.trouble() {
+                Some(trouble) => format!(
+                    "--chronic could hold only the most recent {} in memory: {trouble}",
+                    format_size(crate::held::MEMORY_LIMIT)
+                ),
+                None => format!(
+                    "--chronic keeps the most recent {} (--max-output)",
+                    self.config
+                        .pipeline
+                        .max_output
+                        .map_or("unlimited".to_string(), format_size)
+                ),
+            };
             self.reporter.warning(&format!(
-                "the first {amount} of the output {} dropped: --chronic keeps the most recent \
-                 {limit} (--max-output)",
-                if dropped == 1 { "was" } else { "were" }
+                "the first {amount} of the output {were} dropped: {why}"
             ));
         }
         // A run stopped by a signal has only the grace left for its write-out.

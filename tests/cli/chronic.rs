@@ -208,6 +208,43 @@ fn more_than_memory_spills_to_disk_and_comes_back_whole() {
 }
 
 #[test]
+fn without_a_temporary_file_the_most_recent_8_mib_are_written_out() {
+    // TMPDIR missing: past 8 MiB nothing can spill; the most recent 8 MiB held in memory are
+    // written out, and one line says how much was dropped and why.
+    let size = 9_000_000;
+    let out = retry()
+        .env("TMPDIR", "/nonexistent/retry-test")
+        .args(["--chronic", "-n", "0", "--", "perl", "-e"])
+        .arg(attempt_script(size, 0))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 4, "{stderr}");
+    assert!(
+        lines[0].starts_with("retry: warning: the first ")
+            && lines[0].contains(
+                " of the output were dropped: --chronic could hold only the \
+                                 most recent 8 MiB in memory: "
+            )
+            && lines[0].contains("/nonexistent/retry-test"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        &lines[1..3],
+        ["err 1", "retry: attempt 1 of 1: perl exited with status 1"]
+    );
+    let held_err = "err 1\nretry: attempt 1 of 1: perl exited with status 1\n".len();
+    assert_eq!(out.stdout.len() + held_err, 8 << 20);
+    assert!(
+        binary(1, size).ends_with(&out.stdout),
+        "stdout is not the most recent bytes"
+    );
+}
+
+#[test]
 fn sigterm_during_the_wait_writes_out_what_was_held_and_dies_of_it() {
     let dir = tempfile::tempdir().unwrap();
     let ready = dir.path().join("ready");
