@@ -39,15 +39,16 @@ fn prints_what_the_page_shows(name: &str) {
     );
 }
 
-/// `lines` with each `after 0.412s` as `after ...`.
+/// `lines` with each elapsed time (`after 412ms`, `after 1m 3s:`) as `after ...`.
 fn elapsed_aside(lines: &[String]) -> Vec<String> {
     lines
         .iter()
         .map(|line| match line.split_once(" after ") {
             Some((head, rest)) => {
-                let (secs, tail) = rest.split_once("s").unwrap_or((rest, ""));
-                assert!(secs.parse::<f64>().is_ok(), "{line}");
-                format!("{head} after ...s{tail}")
+                let end = rest.find([',', ':']).unwrap_or(rest.len());
+                let (took, tail) = rest.split_at(end);
+                assert!(crate::helpers::human_secs(took) >= 0.0, "{line}");
+                format!("{head} after ...{tail}")
             }
             None => line.clone(),
         })
