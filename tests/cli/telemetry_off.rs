@@ -35,9 +35,12 @@ fn own_calls(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Vec<String> {
 }
 
 /// Calls that are neither the loader's nor the terminal's, nor `RETRY_ENV_FILE`'s, nor retry's
-/// own `execve`, nor on a descriptor it already had.
+/// own `execve`, nor on a descriptor it already had; and signals delivered (the portable
+/// supervision learns of the attempt's end by `SIGCHLD`, which strace shows as a line).
 fn unexpected(calls: &[String]) -> Vec<&String> {
-    const EXPECTED: [&str; 9] = [
+    const EXPECTED: [&str; 10] = [
+        // `PID --- SIGCHLD {...} ---`: a signal delivered, not a call.
+        " --- SIG",
         // fstat(2) of a descriptor (AT_EMPTY_PATH): no path.
         "AT_EMPTY_PATH",
         // RETRY_ENV_FILE: the run's file in retry's own directory (TMPDIR unset: /tmp).
