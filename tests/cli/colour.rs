@@ -66,7 +66,9 @@ fn always_colours_the_closing_lines_and_the_hint_into_a_pipe() {
             "--",
             "sh",
             "-c",
-            "echo wait 0.01; exit 3",
+            // Half a second: a hint counts from when its line was read, and under qemu-user
+            // the attempt ends tens of milliseconds later, which would use up a shorter one.
+            "echo wait 0.5; exit 3",
         ],
     );
     assert_eq!(code, Some(3), "{stderr}");

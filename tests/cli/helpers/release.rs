@@ -8,11 +8,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-/// The path of `target/release/retry`, built (or found fresh) by cargo on the first call;
-/// panics with cargo's output if the build fails.
+/// The path of `target/release/retry`, built (or found fresh) by cargo on the first call, with
+/// the `portable` feature when the tests have it; panics with cargo's output if the build
+/// fails. When `RETRY_TESTS_BINARY` names the binary under test (a release build, such as the
+/// AArch64 one under qemu-user), that binary.
 pub fn release_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(build)
+    BIN.get_or_init(|| {
+        if std::env::var_os(super::BINARY_VARIABLE).is_some() {
+            super::bin().to_path_buf()
+        } else {
+            build()
+        }
+    })
 }
 
 fn build() -> PathBuf {
@@ -24,9 +32,13 @@ fn build() -> PathBuf {
         .and_then(Path::parent)
         .expect("the tested binary is TARGET/PROFILE/retry");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--release", "--bin", "retry", "--target-dir"])
-        .arg(target)
+    let mut build = Command::new(cargo);
+    build.args(["build", "--release", "--bin", "retry", "--target-dir"]);
+    build.arg(target);
+    if cfg!(feature = "portable") {
+        build.args(["--features", "portable"]);
+    }
+    let out = build
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::null())
         .output()
