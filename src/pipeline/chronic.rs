@@ -8,8 +8,6 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use nix::fcntl::OFlag;
-
 use super::activity::Activity;
 use super::cancel::Cancel;
 use super::{AttemptIo, RunIo, Sink, Tasks, grow_pipe};
@@ -53,7 +51,7 @@ impl RunIo {
         let Some(held) = &self.held else {
             return Ok(None);
         };
-        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+        let (read, write) = crate::process::cloexec_pipe()?;
         grow_pipe(&read);
         let cancel = Arc::new(Cancel::new()?);
         let activity = Arc::new(Activity::new());
