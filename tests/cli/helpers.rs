@@ -99,7 +99,8 @@ pub fn default_signals(cmd: &mut Command) {
 /// Removes the caller's `RETRY_*`, `GITHUB_*` and `OTEL_*` variables, and the trace context
 /// (`TRACEPARENT`, `TRACESTATE`), from `cmd`'s environment, and those that would make retry
 /// write CI markers (`GITLAB_CI`, `BUILDKITE`) or change its colours (`NO_COLOR`, `CLICOLOR`,
-/// `CLICOLOR_FORCE`) when the tests run in such a place.
+/// `CLICOLOR_FORCE`, and `CI`, with which anstream colours a terminal whatever `TERM` says)
+/// when the tests run in such a place.
 pub fn clear_outside_env(cmd: &mut Command) {
     for (name, _) in std::env::vars_os() {
         let name_str = name.to_string_lossy();
@@ -118,6 +119,7 @@ pub fn clear_outside_env(cmd: &mut Command) {
         "NO_COLOR",
         "CLICOLOR",
         "CLICOLOR_FORCE",
+        "CI",
     ] {
         cmd.env_remove(name);
     }
