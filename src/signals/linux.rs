@@ -89,7 +89,9 @@ impl Events {
             let timeout =
                 until.map(|t| TimeSpec::from_duration(t.saturating_duration_since(Instant::now())));
             let child = self.child.borrow();
-            let mut fds = vec![PollFd::new(self.signals.as_fd(), PollFlags::POLLIN)];
+            // Room for both, so that no wait grows the vector.
+            let mut fds = Vec::with_capacity(2);
+            fds.push(PollFd::new(self.signals.as_fd(), PollFlags::POLLIN));
             if let Some(fd) = child.as_ref() {
                 fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
             }
@@ -163,7 +165,8 @@ pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<In
     loop {
         let timeout =
             until.map(|t| TimeSpec::from_duration(t.saturating_duration_since(Instant::now())));
-        let mut fds = vec![PollFd::new(fd, events)];
+        let mut fds = Vec::with_capacity(2);
+        fds.push(PollFd::new(fd, events));
         if let Some(watch) = STOP_WATCH.get() {
             fds.push(PollFd::new(watch.as_fd(), PollFlags::POLLIN));
         }
