@@ -456,8 +456,8 @@ mod tests {
     use clap::{CommandFactory, FromArgMatches};
 
     /// Parses `args` without reading the environment, then marks the ids in `from_env` as if
-    /// their values had come from `RETRY_<FLAG>` variables.
-    fn config(args: &[&str], from_env: &[&str]) -> Result<Config> {
+    /// their values had come from `RETRY_<FLAG>` variables (the submodules' tests use it too).
+    pub(super) fn config(args: &[&str], from_env: &[&str]) -> Result<Config> {
         let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
         let matches = command
             .try_get_matches_from(["retry", "--dry-run"].iter().chain(args))

@@ -136,15 +136,7 @@ pub fn escape_property(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::ci::tests::env;
 
     #[test]
     fn only_under_github_actions_and_not_when_disabled() {

@@ -86,7 +86,8 @@ pub fn unix_seconds(now: SystemTime) -> u64 {
 mod tests {
     use super::*;
 
-    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+    /// A lookup of environment variables in `pairs` (the submodules' tests use it too).
+    pub(super) fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| {
             pairs
                 .iter()

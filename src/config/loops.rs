@@ -198,20 +198,7 @@ fn codes_text(set: &CodeSet) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
-    use clap::{CommandFactory, FromArgMatches};
-
-    /// Parses `args` without reading the environment, marking the ids in `from_env` as if
-    /// their values had come from `RETRY_<FLAG>` variables.
-    fn config(args: &[&str], from_env: &[&str]) -> Result<Config> {
-        let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
-        let matches = command
-            .try_get_matches_from(["retry", "--dry-run"].iter().chain(args))
-            .unwrap();
-        let mut origins = Origins::default();
-        from_env.iter().for_each(|id| origins.set_env(id));
-        Config::from_cli(Cli::from_arg_matches(&matches).unwrap(), &origins)
-    }
+    use crate::config::tests::config;
 
     fn secs(list: &[u64]) -> Vec<Duration> {
         list.iter().map(|&s| Duration::from_secs(s)).collect()

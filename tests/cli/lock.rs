@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
 use crate::helpers::{
@@ -31,16 +31,63 @@ fn holder(lock: &Path, held: &Path, release: &Path) -> Child {
     child
 }
 
+/// A lock named `name` in a temporary directory, held by [`holder`] until [`Held::release`].
+struct Held {
+    dir: tempfile::TempDir,
+    lock: PathBuf,
+    release: PathBuf,
+    first: Child,
+}
+
+impl Held {
+    fn new(name: &str) -> Held {
+        let dir = tempfile::tempdir().unwrap();
+        let (lock, held, release) = (
+            dir.path().join(name),
+            dir.path().join("held"),
+            dir.path().join("release"),
+        );
+        let first = holder(&lock, &held, &release);
+        Held {
+            dir,
+            lock,
+            release,
+            first,
+        }
+    }
+
+    /// The stderr of another run on the lock, with `args`, which must exit 75.
+    fn busy(&self, args: &[&str]) -> String {
+        let out = retry()
+            .arg("--lock")
+            .arg(&self.lock)
+            .args(args)
+            .assert()
+            .code(75)
+            .get_output()
+            .clone();
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    /// Lets the holder's attempt end, and checks that its run succeeded.
+    fn release(&mut self) {
+        std::fs::write(&self.release, "").unwrap();
+        assert_eq!(wait_with_limit(&mut self.first).code(), Some(0));
+    }
+}
+
+impl Drop for Held {
+    /// A test that failed half-way does not leave the holder waiting.
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.release, "");
+    }
+}
+
 #[test]
 fn twenty_concurrent_runs_find_the_lock_held_and_exit_75_naming_the_holder() {
-    let dir = tempfile::tempdir().unwrap();
-    let (lock, held, release) = (
-        dir.path().join("job.lock"),
-        dir.path().join("held"),
-        dir.path().join("release"),
-    );
-    let mut first = holder(&lock, &held, &release);
-    let ran = dir.path().join("ran");
+    let mut held = Held::new("job.lock");
+    let lock = held.lock.clone();
+    let ran = held.dir.path().join("ran");
     let others: Vec<Child> = (0..20)
         .map(|_| {
             retry_std()
@@ -62,13 +109,12 @@ fn twenty_concurrent_runs_find_the_lock_held_and_exit_75_naming_the_holder() {
             format!(
                 "retry: --lock {} is held by pid {}: not running sh (status 75)\n",
                 lock.display(),
-                first.id()
+                held.first.id()
             )
         );
     }
     assert!(!ran.exists(), "no other run ran its command");
-    std::fs::write(&release, "").unwrap();
-    assert_eq!(wait_with_limit(&mut first).code(), Some(0));
+    held.release();
     // Released: the next run takes it at once.
     retry()
         .arg("--lock")
@@ -257,22 +303,9 @@ fn paths_that_are_no_lock_file_are_one_line_and_125() {
 
 #[test]
 fn the_wait_ends_at_the_deadline_with_75_and_at_once_on_term() {
-    let dir = tempfile::tempdir().unwrap();
-    let (lock, held, release) = (
-        dir.path().join("job.lock"),
-        dir.path().join("held"),
-        dir.path().join("release"),
-    );
-    let mut first = holder(&lock, &held, &release);
-    let out = retry()
-        .arg("--lock")
-        .arg(&lock)
-        .args(["--lock-wait", "1h", "-d", "0.3s", "--", "true"])
-        .assert()
-        .code(75)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let mut held = Held::new("job.lock");
+    let lock = held.lock.clone();
+    let stderr = held.busy(&["--lock-wait", "1h", "-d", "0.3s", "--", "true"]);
     assert!(stderr.contains("still held by pid"), "{stderr}");
     assert!(stderr.contains("at the deadline"), "{stderr}");
 
@@ -291,29 +324,15 @@ fn the_wait_ends_at_the_deadline_with_75_and_at_once_on_term() {
     send(waiting.id(), libc::SIGTERM);
     assert_eq!(wait_with_limit(&mut waiting).signal(), Some(libc::SIGTERM));
 
-    std::fs::write(&release, "").unwrap();
-    assert_eq!(wait_with_limit(&mut first).code(), Some(0));
+    held.release();
 }
 
 #[test]
 fn lock_events_say_waiting_held_and_busy() {
-    let dir = tempfile::tempdir().unwrap();
-    let (lock, held, release) = (
-        dir.path().join("job.lock"),
-        dir.path().join("held"),
-        dir.path().join("release"),
-    );
-    let mut first = holder(&lock, &held, &release);
-    let out = retry()
-        .arg("--lock")
-        .arg(&lock)
-        .args(["--lock-wait", "0.05", "--log-format", "json", "--", "true"])
-        .assert()
-        .code(75)
-        .get_output()
-        .clone();
-    let events: Vec<serde_json::Value> = String::from_utf8(out.stderr)
-        .unwrap()
+    let mut held = Held::new("job.lock");
+    let lock = held.lock.clone();
+    let events: Vec<serde_json::Value> = held
+        .busy(&["--lock-wait", "0.05", "--log-format", "json", "--", "true"])
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .filter(|e: &serde_json::Value| e["event"] == "lock")
@@ -321,10 +340,9 @@ fn lock_events_say_waiting_held_and_busy() {
     assert_eq!(events.len(), 2, "{events:?}");
     assert_eq!(events[0]["state"], "waiting");
     assert_eq!(events[1]["state"], "busy");
-    assert_eq!(events[1]["holder"], first.id());
+    assert_eq!(events[1]["holder"], held.first.id());
     assert_eq!(events[1]["status"], 75);
-    std::fs::write(&release, "").unwrap();
-    assert_eq!(wait_with_limit(&mut first).code(), Some(0));
+    held.release();
     let out = retry()
         .arg("--lock")
         .arg(&lock)
@@ -339,29 +357,15 @@ fn lock_events_say_waiting_held_and_busy() {
 
 #[test]
 fn a_newline_in_the_path_cannot_forge_a_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let (lock, held, release) = (
-        dir.path().join("a\nretry: forged"),
-        dir.path().join("held"),
-        dir.path().join("release"),
-    );
-    let mut first = holder(&lock, &held, &release);
-    let out = retry()
-        .arg("--lock")
-        .arg(&lock)
-        .args(["--lock-wait", "0.05", "--", "true"])
-        .assert()
-        .code(75)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let mut held = Held::new("a\nretry: forged");
+    let lock = held.lock.clone();
+    let stderr = held.busy(&["--lock-wait", "0.05", "--", "true"]);
     assert_eq!(stderr.lines().count(), 2, "{stderr}");
     assert!(
         stderr.lines().all(|l| l.contains(r"a\nretry: forged")),
         "{stderr}"
     );
-    std::fs::write(&release, "").unwrap();
-    assert_eq!(wait_with_limit(&mut first).code(), Some(0));
+    held.release();
     let out = retry()
         .arg("--lock")
         .arg(&lock)

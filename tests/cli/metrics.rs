@@ -29,6 +29,13 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
+/// The file at `path`, which `promtool check metrics` must accept.
+fn accepted(path: &Path) -> String {
+    let text = read(path);
+    promtool(&text).unwrap();
+    text
+}
+
 #[test]
 fn a_run_leaves_a_file_promtool_accepts_and_the_next_run_adds_to_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -48,8 +55,7 @@ fn a_run_leaves_a_file_promtool_accepts_and_the_next_run_adds_to_it() {
         .assert()
         .success()
         .stderr(contains("warning").not());
-    let first = read(&file);
-    promtool(&first).unwrap();
+    let first = accepted(&file);
     // The job is the command's file name; the run took two attempts.
     assert_eq!(value(&first, "retry_last_attempts{job=\"sh\"}"), Some(2.0));
     assert_eq!(
@@ -75,8 +81,7 @@ fn a_run_leaves_a_file_promtool_accepts_and_the_next_run_adds_to_it() {
         .args(["-b", "0", "-n", "2", "--", "sh", "-c", "exit 3"])
         .assert()
         .code(3);
-    let second = read(&file);
-    promtool(&second).unwrap();
+    let second = accepted(&file);
     assert_eq!(
         value(&second, "retry_last_exit_status{job=\"sh\"}"),
         Some(3.0)
@@ -116,8 +121,7 @@ fn the_variable_and_the_job_flag_and_a_name_not_ending_in_prom() {
         .assert()
         .success()
         .stderr(contains("warning").and(contains("does not end in .prom")));
-    let text = read(&file);
-    promtool(&text).unwrap();
+    let text = accepted(&file);
     assert_eq!(
         value(
             &text,
@@ -149,8 +153,7 @@ fn a_file_that_does_not_parse_is_replaced_and_said_so() {
         .assert()
         .success()
         .stderr(contains("did not parse").and(contains("replaced")));
-    let text = read(&file);
-    promtool(&text).unwrap();
+    let text = accepted(&file);
     assert_eq!(
         value(&text, "retry_runs_total{job=\"true\",result=\"success\"}"),
         Some(1.0)
@@ -190,7 +193,7 @@ fn a_file_that_cannot_be_written_turns_a_success_into_125_and_keeps_a_failure() 
         .assert()
         .success()
         .stderr(contains("not a regular file"));
-    promtool(&read(&file)).unwrap();
+    accepted(&file);
 }
 
 #[test]
@@ -212,8 +215,7 @@ fn a_run_ended_by_term_is_counted_as_stopped() {
     send(child.id(), libc::SIGTERM);
     let status = wait_with_limit(&mut child);
     assert!(!status.success(), "{status:?}");
-    let text = read(&file);
-    promtool(&text).unwrap();
+    let text = accepted(&file);
     assert_eq!(
         value(&text, "retry_runs_total{job=\"sh\",result=\"stopped\"}"),
         Some(1.0),
@@ -284,8 +286,7 @@ fn forty_runs_ending_together_lose_no_count_and_never_leave_a_torn_file() {
             "{text}"
         );
     }
-    let last = read(&file);
-    promtool(&last).unwrap();
+    let last = accepted(&file);
     assert_eq!(
         value(&last, "retry_runs_total{job=\"many\",result=\"success\"}"),
         Some(40.0),
@@ -386,8 +387,7 @@ fn term_while_another_run_holds_the_file_ends_retry_at_once() {
     // the turn it could not wait for).
     assert!(status.success(), "{status:?}: {stderr}");
     drop(held);
-    let text = read(&file);
-    promtool(&text).unwrap();
+    let text = accepted(&file);
     assert_eq!(
         value(&text, "retry_runs_total{job=\"true\",result=\"success\"}"),
         Some(1.0)
@@ -410,8 +410,7 @@ fn a_run_the_breaker_refuses_is_counted_as_refused_with_no_attempt() {
     };
     run("exit 2").assert().code(2);
     run("exit 0").assert().code(75);
-    let text = read(&file);
-    promtool(&text).unwrap();
+    let text = accepted(&file);
     for (series, want) in [
         ("retry_runs_total{job=\"sh\",result=\"gave_up\"}", 1.0),
         ("retry_runs_total{job=\"sh\",result=\"refused\"}", 1.0),
