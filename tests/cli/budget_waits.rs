@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::fake_redis::{Behaviour, FakeRedis};
-use crate::helpers::{clear_outside_env, retry, retry_std, send, wait_with_limit};
+use crate::helpers::{clear_outside_env, default_signals, retry, retry_std, send, wait_with_limit};
 
 /// Whether process `pid` listens for `signal`: blocked (read from a signalfd) or caught (the
 /// portable build's handler); `None` when it cannot be read.
@@ -230,6 +230,9 @@ fn with_resolver(conf: &Path, args: &[&str], marker: &Path) -> Command {
         .stdin(Stdio::null())
         .process_group(0);
     clear_outside_env(&mut cmd);
+    // SIGINT ignored by whoever started the tests (a background job of a script) would stay
+    // ignored in retry, as it must.
+    default_signals(&mut cmd);
     cmd
 }
 
