@@ -219,16 +219,44 @@ fn split(path: &Path) -> Result<(PathBuf, std::ffi::OsString), String> {
     Ok((dir, name))
 }
 
+/// What `path` is when it exists and is neither a regular file nor a symbolic link (which the
+/// rename replaces, leaving its target alone): `Some("FIFO")`, `Some("character device")`, ...
+/// Such a file is never renamed over: a run as root given `/dev/null` would replace the
+/// system's null device with a regular file.
+pub fn not_replaceable(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::symlink_metadata(path).ok()?.file_type();
+    if kind.is_file() || kind.is_symlink() {
+        None
+    } else if kind.is_dir() {
+        Some("directory")
+    } else if kind.is_fifo() {
+        Some("FIFO")
+    } else if kind.is_char_device() {
+        Some("character device")
+    } else if kind.is_block_device() {
+        Some("block device")
+    } else if kind.is_socket() {
+        Some("socket")
+    } else {
+        Some("special file")
+    }
+}
+
 /// Writes the file at `path` for `run`, carrying over what the file there held.
 ///
-/// Returns a notice when the previous file could not be read and was replaced.
+/// Returns notices to print as warnings: the previous file could not be read and was
+/// replaced; the file was written without this run's turn (another run held it past
+/// [`LOCK_WAIT`], or a stop signal came first), so a run ending at the same moment may lose
+/// its count.
 ///
 /// # Errors
-/// One line saying why the file could not be written or renamed.
+/// One line saying why the file could not be written or renamed, or that `path` is not a
+/// regular file ([`not_replaceable`]) and was left as it is.
 // Kept out of the start-up path: see the note on code layout in `crate::telemetry`.
 #[cold]
 #[inline(never)]
-pub fn write(path: &Path, run: &RunRecord) -> Result<Option<String>, String> {
+pub fn write(path: &Path, run: &RunRecord) -> Result<Vec<String>, String> {
     let (dir, name) = split(path)?;
     // O_DIRECTORY: a FIFO (or anything else) in the directory's place is refused at once
     // instead of holding the open until a writer comes.
@@ -237,7 +265,20 @@ pub fn write(path: &Path, run: &RunRecord) -> Result<Option<String>, String> {
         .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&dir)
         .map_err(|e| format!("cannot open its directory {}: {e}", dir.display()))?;
-    let _turn = take_turn(dir_file);
+    let mut notices = Vec::new();
+    let _turn = match take_turn(dir_file) {
+        Ok(turn) => Some(turn),
+        Err(why) => {
+            notices.push(format!(
+                "{why}: written without waiting for its turn, so the count of a run ending \
+                 at the same moment may be lost"
+            ));
+            None
+        }
+    };
+    if let Some(kind) = not_replaceable(path) {
+        return Err(format!("it is a {kind}, not a regular file: left as it is"));
+    }
     let (before, notice) = match read_previous(path) {
         Ok(None) => (Carried::default(), None),
         Ok(Some(text)) => match Carried::read(&text, &run.job) {
@@ -261,7 +302,12 @@ pub fn write(path: &Path, run: &RunRecord) -> Result<Option<String>, String> {
         .map_err(|e| format!("cannot write {}: {e}", tmp.path().display()))?;
     tmp.persist(path)
         .map_err(|e| format!("cannot rename the new file into place: {}", e.error))?;
-    Ok(notice.map(|why| format!("the previous file did not parse ({why}): it was replaced")))
+    if let Some(why) = notice {
+        notices.push(format!(
+            "the previous file did not parse ({why}): it was replaced"
+        ));
+    }
+    Ok(notices)
 }
 
 /// The previous file's text; `None` when there is none. Opened non-blocking (a FIFO in its
@@ -297,12 +343,15 @@ fn read_previous(path: &Path) -> Result<Option<String>, String> {
 
 /// Takes this run's turn at the directory's files: `flock(LOCK_EX)` on the directory, at once
 /// when it is free, otherwise waited for in a helper thread at most [`LOCK_WAIT`] and never
-/// past a stop signal. `None` when it could not be had (the run goes on without it).
-fn take_turn(dir: File) -> Option<Flock<File>> {
+/// past a stop signal.
+///
+/// # Errors
+/// Why it could not be had (the run goes on without it).
+fn take_turn(dir: File) -> Result<Flock<File>, String> {
     let dir = match Flock::lock(dir, FlockArg::LockExclusiveNonblock) {
-        Ok(locked) => return Some(locked),
+        Ok(locked) => return Ok(locked),
         Err((dir, Errno::EWOULDBLOCK | Errno::EINTR)) => dir,
-        Err(_) => return None,
+        Err((_, e)) => return Err(format!("cannot lock its directory ({e})")),
     };
     let now = Instant::now();
     let waited = bounded::call(
@@ -319,8 +368,14 @@ fn take_turn(dir: File) -> Option<Flock<File>> {
         },
     );
     match waited {
-        Ok(Bounded::Done(locked)) => locked,
-        _ => None,
+        Ok(Bounded::Done(Some(locked))) => Ok(locked),
+        Ok(Bounded::Done(None)) => Err("cannot lock its directory".into()),
+        Ok(Bounded::Stopped) => Err("a stop signal came while another run was writing it".into()),
+        Ok(Bounded::TimedOut) => Err(format!(
+            "another run held its directory's lock for {}s",
+            LOCK_WAIT.as_secs()
+        )),
+        Err(e) => Err(format!("cannot wait for its directory's lock ({e})")),
     }
 }
 
@@ -417,12 +472,22 @@ mod tests {
     fn write_replaces_the_file_whole_and_says_when_the_old_one_did_not_parse() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("job.prom");
-        assert_eq!(write(&path, &run(RunResult::Success, 1)).unwrap(), None);
-        assert_eq!(write(&path, &run(RunResult::Success, 1)).unwrap(), None);
+        assert!(
+            write(&path, &run(RunResult::Success, 1))
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            write(&path, &run(RunResult::Success, 1))
+                .unwrap()
+                .is_empty()
+        );
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("result=\"success\"} 2\n"), "{text}");
         std::fs::write(&path, "garbage here\n").unwrap();
-        let notice = write(&path, &run(RunResult::Success, 1)).unwrap().unwrap();
+        let notices = write(&path, &run(RunResult::Success, 1)).unwrap();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        let notice = &notices[0];
         assert!(notice.contains("line 1"), "{notice}");
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("result=\"success\"} 1\n"), "{text}");

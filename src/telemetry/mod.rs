@@ -106,6 +106,12 @@ impl Settings {
                     path.display()
                 ));
             }
+            if let Some(kind) = metrics::not_replaceable(&path) {
+                return Err(format!(
+                    "invalid value '{}' for --metrics-file: it is a {kind}, not a regular file",
+                    path.display()
+                ));
+            }
             if path.extension().is_none_or(|e| e != "prom") {
                 settings.warnings.push(format!(
                     "--metrics-file '{}' does not end in .prom: node_exporter's textfile \
@@ -312,10 +318,11 @@ impl Telemetry {
             };
             let file = m.path.display();
             match metrics::write(&m.path, &record) {
-                Ok(None) => {}
-                Ok(Some(notice)) => said
-                    .warnings
-                    .push(format!("--metrics-file {file}: {notice}")),
+                Ok(notices) => said.warnings.extend(
+                    notices
+                        .into_iter()
+                        .map(|notice| format!("--metrics-file {file}: {notice}")),
+                ),
                 Err(e) => said.error = Some(format!("cannot write --metrics-file {file}: {e}")),
             }
         }

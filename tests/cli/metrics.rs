@@ -16,7 +16,7 @@ use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
 use crate::helpers::prometheus::{NodeExporter, promtool};
-use crate::helpers::{HANG_LIMIT, refuses, retry, retry_std, send, wait_with_limit};
+use crate::helpers::{HANG_LIMIT, refused, refuses, retry, retry_std, send, wait_with_limit};
 
 /// The value of the sample whose name and labels are written `series` (as in the file).
 fn value(text: &str, series: &str) -> Option<f64> {
@@ -184,16 +184,61 @@ fn a_file_that_cannot_be_written_turns_a_success_into_125_and_keeps_a_failure() 
         .timeout(HANG_LIMIT)
         .assert()
         .code(125);
-    // A FIFO in the file's place is not read (nobody writes it) and is replaced.
-    let file = dir.path().join("fifo.prom");
-    nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
+}
+
+#[test]
+fn a_fifo_or_a_device_in_the_files_place_is_refused_and_left_as_it_is() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let touch = ["--", "touch", ran.to_str().unwrap()];
+    // There when the run starts: one line naming the flag, 125, the command not run.
+    let fifo = dir.path().join("fifo.prom");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let stderr = refused(
+        retry()
+            .args(["--metrics-file", fifo.to_str().unwrap()])
+            .args(touch),
+        &[
+            "--metrics-file",
+            "fifo.prom",
+            "it is a FIFO, not a regular file",
+        ],
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!ran.exists());
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // Made by the attempt: the success becomes 125 and the FIFO stays.
+    let later = dir.path().join("later.prom");
     retry()
-        .args(["--metrics-file", file.to_str().unwrap(), "--", "true"])
+        .args(["--metrics-file", later.to_str().unwrap(), "--", "mkfifo"])
+        .arg(&later)
         .timeout(HANG_LIMIT)
         .assert()
-        .success()
-        .stderr(contains("not a regular file"));
-    accepted(&file);
+        .code(125)
+        .stderr(contains("it is a FIFO, not a regular file: left as it is"));
+    assert!(std::fs::metadata(&later).unwrap().file_type().is_fifo());
+    // A device node (as /dev/null is): made where the tests may (root), else not tried.
+    let null = dir.path().join("null.prom");
+    let dev = nix::sys::stat::makedev(1, 3);
+    let mode = nix::sys::stat::Mode::from_bits_truncate(0o666);
+    if nix::sys::stat::mknod(&null, nix::sys::stat::SFlag::S_IFCHR, mode, dev).is_ok() {
+        refused(
+            retry()
+                .args(["--metrics-file", null.to_str().unwrap()])
+                .args(touch),
+            &["--metrics-file", "it is a character device"],
+        );
+        assert!(
+            std::fs::metadata(&null)
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+    } else {
+        println!("mknod refused (not root): the device case is not tried");
+    }
+    assert!(!ran.exists());
 }
 
 #[test]
@@ -384,8 +429,12 @@ fn term_while_another_run_holds_the_file_ends_retry_at_once() {
         .read_to_string(&mut stderr)
         .unwrap();
     // The run had ended: its status stands, and the file is still written whole (without
-    // the turn it could not wait for).
+    // the turn it could not wait for), which retry says.
     assert!(status.success(), "{status:?}: {stderr}");
+    assert!(
+        stderr.contains("a stop signal came while another run was writing it: written without waiting for its turn"),
+        "{stderr}"
+    );
     drop(held);
     let text = accepted(&file);
     assert_eq!(
