@@ -332,10 +332,18 @@ pub(super) fn errno() -> c_int {
         .unwrap_or(libc::EINVAL)
 }
 
-/// Builds the child's whole environment: retry's own, with `extra` set on top.
+/// Variables of retry's own environment that never pass to a child: `RETRY_ENV_FILE` names
+/// an outer run's private file, and each run offers its own (in `extra`) or none.
+const NOT_INHERITED: [&str; 1] = [crate::env_file::VARIABLE];
+
+/// Builds the child's whole environment: retry's own (less [`NOT_INHERITED`]), with `extra`
+/// set on top.
 pub fn environment(extra: &[(&str, String)]) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| !extra.iter().any(|(e, _)| OsStr::new(e) == k))
+        .filter(|(k, _)| {
+            !extra.iter().any(|(e, _)| OsStr::new(e) == k)
+                && !NOT_INHERITED.iter().any(|n| OsStr::new(n) == k)
+        })
         .collect();
     env.extend(extra.iter().map(|(k, v)| {
         (

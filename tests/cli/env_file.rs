@@ -218,3 +218,42 @@ fn a_run_where_the_file_cannot_be_offered_goes_on_as_before() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_outer_runs_file_never_reaches_an_inner_runs_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_dir = dir.path().join("file");
+    std::fs::write(&not_dir, "").unwrap();
+    // Inherited, and this run cannot offer its own: the attempts run without the variable.
+    retry()
+        .env("TMPDIR", &not_dir)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("RETRY_ENV_FILE", dir.path().join("outer.env"))
+        .args([
+            "-n",
+            "0",
+            "-q",
+            "--",
+            "sh",
+            "-c",
+            r#"echo "[${RETRY_ENV_FILE-unset}]""#,
+        ])
+        .assert()
+        .success()
+        .stdout("[unset]\n");
+    // Nested: what the inner run's attempt writes does not reach the outer run's next attempt.
+    let inner = format!(
+        r#"echo "outer $RETRY_ATTEMPT LEAK=$LEAK";
+        TMPDIR={} retry -q -n 0 -- sh -c 'echo LEAK=inner >> "${{RETRY_ENV_FILE:-/dev/null}}"';
+        test "$RETRY_ATTEMPT" = 2"#,
+        not_dir.display()
+    );
+    let bin_dir = crate::helpers::bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    retry_in(dir.path())
+        .env("PATH", path)
+        .args(["-b", "0", "-n", "1", "-q", "--", "sh", "-c", &inner])
+        .assert()
+        .success()
+        .stdout("outer 1 LEAK=\nouter 2 LEAK=\n");
+}
