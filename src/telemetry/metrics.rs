@@ -282,7 +282,17 @@ pub fn write(path: &Path, run: &RunRecord) -> Result<Vec<String>, String> {
     let (before, notice) = match read_previous(path) {
         Ok(None) => (Carried::default(), None),
         Ok(Some(text)) => match Carried::read(&text, &run.job) {
-            Ok(carried) => (carried, None),
+            Ok(carried) => {
+                if let Some(other) = other_job(&text, &run.job) {
+                    notices.push(format!(
+                        "the previous file held the series of job \"{}\", not \"{}\" \
+                         (--metrics-job): its counts are not carried over",
+                        escape_label(&other),
+                        escape_label(&run.job)
+                    ));
+                }
+                (carried, None)
+            }
             Err(why) => (Carried::default(), Some(why)),
         },
         Err(why) => (Carried::default(), Some(why)),
@@ -308,6 +318,22 @@ pub fn write(path: &Path, run: &RunRecord) -> Result<Vec<String>, String> {
         ));
     }
     Ok(notices)
+}
+
+/// The `job` of the previous file's series when it holds none of `job`'s (another
+/// `--metrics-job` wrote it).
+fn other_job(text: &str, job: &str) -> Option<String> {
+    let samples = prom_parse::parse(text).ok()?;
+    if samples
+        .iter()
+        .any(|s| s.labels.get("job").map(String::as_str) == Some(job))
+    {
+        return None;
+    }
+    samples
+        .into_iter()
+        .find(|s| s.name.starts_with("retry_"))
+        .and_then(|s| s.labels.get("job").cloned())
 }
 
 /// The previous file's text; `None` when there is none. Opened non-blocking (a FIFO in its

@@ -471,3 +471,31 @@ fn a_run_the_breaker_refuses_is_counted_as_refused_with_no_attempt() {
         assert_eq!(value(&text, series), Some(want), "{series}: {text}");
     }
 }
+
+#[test]
+fn another_jobs_file_is_replaced_with_a_warning_naming_both_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.prom");
+    let run = |job: &str| {
+        let out = retry()
+            .args(["--metrics-file", file.to_str().unwrap()])
+            .args(["--metrics-job", job, "--", "true"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert_eq!(run("a"), "");
+    assert_eq!(run("a"), "", "the same job: carried over, nothing to say");
+    let stderr = run("b");
+    assert!(
+        stderr.contains(r#"the previous file held the series of job "a", not "b""#),
+        "{stderr}"
+    );
+    let text = accepted(&file);
+    assert_eq!(
+        value(&text, "retry_runs_total{job=\"b\",result=\"success\"}"),
+        Some(1.0)
+    );
+}
