@@ -177,6 +177,14 @@ fn parse_delays(s: &str) -> Result<DelayList, String> {
             if item.trim().is_empty() {
                 return Err(format!("delay {n} is empty"));
             }
+            // `1s 5s 30s` would be one delay of 36 s (a DURATION may be a sum, `1m 30s`).
+            if item.trim().contains(char::is_whitespace) {
+                return Err(format!(
+                    "delay {n} ({}) holds more than one duration: separate the delays with \
+                     commas (1s,5s,30s), or write a sum without spaces (1m30s)",
+                    item.trim()
+                ));
+            }
             match parse_duration(item) {
                 Ok(d) if is_unlimited(d) => Err(format!(
                     "delay {n} ({}) must be finite: a delay without end is no retry at all \

@@ -158,6 +158,11 @@ fn delays_with_the_formula_or_bad_lists_are_refused() {
         ("1s,inf", "must be finite"),
         ("1e400", "must be finite"),
         ("-1s", "delay 1 (-1s)"),
+        (
+            "1s 5s 30s",
+            "delay 1 (1s 5s 30s) holds more than one duration",
+        ),
+        ("1s,1m 30s", "delay 2 (1m 30s) holds more than one duration"),
     ] {
         refuses(&["--delays", bad, "--", "true"], &["--delays", says]);
     }
