@@ -19,7 +19,9 @@
 //!
 //! The holder writes its pid into PATH once it holds the lock, so that a run that finds it
 //! busy can name the holder; only into an empty PATH or one holding a pid, never over other
-//! content (`flock -n "$0"` users lock the script itself). retry never removes PATH: a run that found it removed while
+//! content (`flock -n "$0"` users lock the script itself). A pid whose process no longer
+//! exists names nobody: an earlier run left it, and a program that writes none (`flock(1)`)
+//! holds the lock now. retry never removes PATH: a run that found it removed while
 //! another held it would take a new lock beside the old one. A run that gets the lock on a
 //! file that was removed or replaced meanwhile (by another program) takes it again on the file
 //! now at PATH.
@@ -46,9 +48,12 @@ pub struct Held {
 /// Why the lock was not taken.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Refused {
-    /// Another run holds it, and held it until the time limit: its pid, when PATH holds one.
+    /// Another run holds it, and held it until the time limit: its pid, when PATH holds one
+    /// whose process exists.
     Busy {
-        /// The pid written in PATH by the run holding it.
+        /// The pid written in PATH by the run holding it; `None` when PATH holds none, or the
+        /// pid of a process that no longer exists (a stale one, while a program that writes
+        /// no pid, such as `flock(1)`, holds the lock).
         holder: Option<u32>,
     },
     /// A stop signal arrived during the wait: the run ends by it.
@@ -61,7 +66,8 @@ pub enum Refused {
 const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// Takes the lock on `path`, waiting until `until` (`None`: as long as it takes) if another run
-/// holds it; calls `waiting` with the holder's pid (when PATH holds one) once, when a wait
+/// holds it; calls `waiting` with the holder's pid (when PATH holds the pid of a process that
+/// exists) once, when a wait
 /// begins. A limit already past means no wait at all.
 ///
 /// # Errors
@@ -77,7 +83,7 @@ pub fn take(
         let locked = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(locked) => locked,
             Err((file, Errno::EWOULDBLOCK | Errno::EINTR)) => {
-                let holder = read_pid(&file);
+                let holder = read_pid(&file).filter(|&pid| exists(pid));
                 if until.is_some_and(|u| u <= Instant::now()) {
                     return Err(Refused::Busy { holder });
                 }
@@ -86,7 +92,9 @@ pub fn take(
                 }
                 wait_for(file, until).map_err(|refused| match refused {
                     Refused::Busy { .. } => Refused::Busy {
-                        holder: reopen_and_read_pid(path).or(holder),
+                        holder: reopen_and_read_pid(path)
+                            .filter(|&pid| exists(pid))
+                            .or(holder),
                     },
                     other => other,
                 })?
@@ -231,6 +239,24 @@ fn read_pid(file: &File) -> Option<u32> {
         .filter(|&pid| pid > 0)
 }
 
+/// Whether a process with this pid exists: `kill(pid, 0)` succeeds or is refused with `EPERM`
+/// (it exists, and belongs to another user), as `kill(2)` describes
+/// (<https://man7.org/linux/man-pages/man2/kill.2.html>). A pid in PATH whose process is gone
+/// was left by an earlier run while another program (`flock(1)`, say) holds the lock now: it
+/// names no holder. A pid reused since by an unrelated process cannot be told apart.
+fn exists(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    if raw <= 0 {
+        return false;
+    }
+    matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
+        Ok(()) | Err(Errno::EPERM)
+    )
+}
+
 /// [`read_pid`] of the file now at `path`.
 fn reopen_and_read_pid(path: &Path) -> Option<u32> {
     let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
@@ -298,6 +324,36 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             format!("{}\n", std::process::id())
         );
+    }
+
+    /// A pid no process can have: above the kernel's `pid_max`.
+    fn dead_pid() -> u32 {
+        let max = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap();
+        max.trim().parse::<u32>().unwrap() + 1
+    }
+
+    #[test]
+    fn a_stale_pid_names_no_holder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("b.lock");
+        // Held as flock(1) holds it: locked, and no pid written.
+        let held = take(&path, None, |_| {}).unwrap();
+        let now = Some(Instant::now());
+        for (pid, named) in [
+            (dead_pid(), None),
+            (std::process::id(), Some(std::process::id())),
+            // pid 1 exists, though it belongs to another user when the tests are not root.
+            (1, Some(1)),
+        ] {
+            std::fs::write(&path, format!("{pid}\n")).unwrap();
+            assert_eq!(
+                take(&path, now, |_| panic!("no wait")).unwrap_err(),
+                Refused::Busy { holder: named },
+                "{pid}"
+            );
+        }
+        assert!(!exists(0) && !exists(u32::MAX) && !exists(dead_pid()));
+        drop(held);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `--lock PATH` and `--lock-wait` through the binary: 20 concurrent runs on one lock, one at a
 //! time (the others exiting 75 naming PATH and the holder's pid, or with `--lock-wait` all in
 //! turn); a KILLed holder releasing it; a daemon an attempt leaves not keeping it; the lock
-//! file's mode and the paths refused; the wait ended by the deadline and by TERM.
+//! file's mode and the paths refused; the wait ended by the deadline and by TERM; a stale pid
+//! in a lock another program holds naming nobody.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -378,5 +379,61 @@ fn a_newline_in_the_path_cannot_forge_a_line() {
     assert!(
         stdout.contains(r"a\nretry: forged, not waiting"),
         "{stdout}"
+    );
+}
+
+#[test]
+fn a_stale_pid_in_a_lock_another_program_holds_names_no_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("b.lock");
+    // A pid no process has (above the kernel's pid_max), left by an earlier run; the lock is
+    // held as flock(1) holds it, by a process that is not retry and writes no pid: this one.
+    let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::fs::write(&lock, format!("{}\n", pid_max + 1)).unwrap();
+    std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let file = std::fs::File::open(&lock).unwrap();
+    let held = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).unwrap();
+    let busy = |args: &[&str]| {
+        let out = retry()
+            .arg("--lock")
+            .arg(&lock)
+            .args(args)
+            .args(["--", "true"])
+            .assert()
+            .code(75)
+            .get_output()
+            .clone();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert_eq!(
+        busy(&[]),
+        format!(
+            "retry: --lock {} is held by another run: not running true (status 75)\n",
+            lock.display()
+        )
+    );
+    let events: Vec<serde_json::Value> = busy(&["--log-format", "json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &serde_json::Value| e["event"] == "lock")
+        .collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["state"], "busy");
+    assert!(events[0]["holder"].is_null(), "{events:?}");
+    // A pid whose process exists (this test's) is named.
+    std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
+    assert!(
+        busy(&[]).contains(&format!("is held by pid {}:", std::process::id())),
+        "named"
+    );
+    drop(held);
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        format!("{}\n", std::process::id()),
+        "a run that did not get the lock wrote nothing"
     );
 }
