@@ -20,6 +20,34 @@ use crate::signals::{self, Ready};
 /// The most bytes of the response read while looking for the end of its headers.
 pub const MAX_HEAD: usize = 64 * 1024;
 
+/// The request headers [`post`] writes itself (`Host`, `User-Agent`, `Content-Type`,
+/// `Content-Length`, `Connection`), and those that would change the message's framing or the
+/// connection (`Transfer-Encoding`, `TE`, `Trailer`, `Expect`, `Upgrade`, `Keep-Alive`,
+/// `Proxy-Connection`; RFC 9112 section 6, <https://www.rfc-editor.org/rfc/rfc9112#section-6>,
+/// and RFC 9110 section 7.6.1, <https://www.rfc-editor.org/rfc/rfc9110#section-7.6.1>). A
+/// caller's header of one of these names is never sent: a second `Content-Length` or `Host`
+/// makes a malformed request.
+pub const OWN_HEADERS: [&str; 12] = [
+    "Host",
+    "User-Agent",
+    "Content-Type",
+    "Content-Length",
+    "Connection",
+    "Transfer-Encoding",
+    "TE",
+    "Trailer",
+    "Expect",
+    "Upgrade",
+    "Keep-Alive",
+    "Proxy-Connection",
+];
+
+/// Whether `name` is one of [`OWN_HEADERS`], compared without regard to case (field names are
+/// case-insensitive: RFC 9110 section 5.1).
+pub fn is_own_header(name: &str) -> bool {
+    OWN_HEADERS.iter().any(|own| own.eq_ignore_ascii_case(name))
+}
+
 /// Why a POST did not get a 2xx answer.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Failure {
@@ -31,8 +59,8 @@ pub enum Failure {
     Other(String),
 }
 
-/// POSTs `body` to `url` (an `http` URL) with `headers`, until `until`. `Ok` with the status
-/// code for a 2xx answer.
+/// POSTs `body` of type `content_type` to `url` (an `http` URL) with `headers` (those named
+/// in [`OWN_HEADERS`] left out), until `until`. `Ok` with the status code for a 2xx answer.
 ///
 /// # Errors
 /// [`Failure::Stopped`], [`Failure::TimedOut`], or [`Failure::Other`] for a lookup, connect,
@@ -42,6 +70,7 @@ pub enum Failure {
 #[inline(never)]
 pub fn post(
     url: &url::Url,
+    content_type: &str,
     headers: &[(&str, &str)],
     body: &[u8],
     until: Instant,
@@ -63,11 +92,11 @@ pub fn post(
     };
     let mut request = format!(
         "POST {target} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: retry/{}\r\n\
-         Content-Length: {}\r\nConnection: close\r\n",
+         Content-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
         env!("CARGO_PKG_VERSION"),
         body.len()
     );
-    for (name, value) in headers {
+    for (name, value) in headers.iter().filter(|(name, _)| !is_own_header(name)) {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
@@ -205,6 +234,28 @@ fn status_of(head: &[u8]) -> Result<u16, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn own_headers_whatever_their_case() {
+        for name in [
+            "host",
+            "CONTENT-LENGTH",
+            "Transfer-Encoding",
+            "connection",
+            "te",
+        ] {
+            assert!(is_own_header(name), "{name}");
+        }
+        for name in [
+            "x-api-key",
+            "Authorization",
+            "Content-Lengths",
+            "Hostname",
+            "",
+        ] {
+            assert!(!is_own_header(name), "{name}");
+        }
+    }
 
     #[test]
     fn status_lines() {

@@ -366,18 +366,22 @@ pub fn export(
     request: &opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest,
 ) -> Result<(), String> {
     let body = exporter.protocol.encode(request);
-    let mut headers: Vec<(&str, &str)> = vec![("Content-Type", exporter.protocol.content_type())];
-    headers.extend(
-        exporter
-            .headers
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str())),
-    );
+    let headers: Vec<(&str, &str)> = exporter
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     let now = Instant::now();
     let until = now
         .checked_add(exporter.timeout)
         .unwrap_or(now + Duration::from_secs(86_400 * 365));
-    match http::post(&exporter.url, &headers, &body, until) {
+    match http::post(
+        &exporter.url,
+        exporter.protocol.content_type(),
+        &headers,
+        &body,
+        until,
+    ) {
         Ok(_) => Ok(()),
         Err(http::Failure::Stopped) => Err("a stop signal arrived".into()),
         Err(http::Failure::TimedOut) => Err(format!(

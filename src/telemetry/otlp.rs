@@ -15,6 +15,8 @@ use std::time::Duration;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
 
+use super::http;
+
 /// `OTEL_EXPORTER_OTLP_TIMEOUT` when unset: 10 s, the specification's default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -58,7 +60,8 @@ pub struct Exporter {
     pub url: url::Url,
     /// The encoding.
     pub protocol: Protocol,
-    /// Extra request headers (`OTEL_EXPORTER_OTLP_HEADERS`), decoded.
+    /// Extra request headers (`OTEL_EXPORTER_OTLP_HEADERS`), decoded; never one of
+    /// [`http::OWN_HEADERS`] (each of those is a warning instead).
     pub headers: Vec<(String, String)>,
     /// The longest the export at the end of the run may take.
     pub timeout: Duration,
@@ -166,7 +169,21 @@ fn configure(
     let headers = match either("HEADERS") {
         None => Vec::new(),
         Some((name, v)) => match key_values(&v, true) {
-            Ok(pairs) => pairs,
+            Ok(mut pairs) => {
+                // Those retry writes itself, or that would change the request's framing or
+                // the connection: a second Content-Length makes a malformed request.
+                pairs.retain(|(key, _)| {
+                    let own = http::is_own_header(key);
+                    if own {
+                        out.warnings.push(format!(
+                            "{name}: '{key}' is a header retry sets itself or one that \
+                             controls the connection; it is not sent"
+                        ));
+                    }
+                    !own
+                });
+                pairs
+            }
             Err(why) => {
                 out.warnings
                     .push(format!("{name}: {why}; no header from it is sent"));
@@ -355,6 +372,41 @@ mod tests {
             .unwrap();
         assert_eq!(default.resource[0].1, "unknown_service:retry");
         assert_eq!(default.timeout, DEFAULT_TIMEOUT);
+    }
+
+    #[test]
+    fn headers_retry_sets_itself_are_one_warning_each_and_the_others_are_kept() {
+        let got = read(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                "Host=evil.example,a=1,content-length=0,Transfer-Encoding=chunked,b=2,\
+                 CONNECTION=keep-alive,Content-Type=text/plain",
+            ),
+        ]);
+        assert_eq!(
+            got.exporter.unwrap().headers,
+            [("a".into(), "1".into()), ("b".into(), "2".into())]
+        );
+        let named: Vec<&str> = got
+            .warnings
+            .iter()
+            .map(|w| {
+                assert!(w.starts_with("OTEL_EXPORTER_OTLP_TRACES_HEADERS: '"), "{w}");
+                assert!(w.ends_with("; it is not sent"), "{w}");
+                w.split('\'').nth(1).unwrap()
+            })
+            .collect();
+        assert_eq!(
+            named,
+            [
+                "Host",
+                "content-length",
+                "Transfer-Encoding",
+                "CONNECTION",
+                "Content-Type"
+            ]
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! from `TRACEPARENT`, each attempt's and hook's `TRACEPARENT` as it saw it, both encodings,
 //! and the export's bounds: a receiver that never answers costs at most
 //! `OTEL_EXPORTER_OTLP_TIMEOUT`, a stop signal ends the export at once, and neither changes the
-//! exit status.
+//! exit status; headers that would make a malformed request (a second `Content-Length`) are
+//! warned about and never sent.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -371,4 +372,59 @@ fn hostile_otel_values_are_one_warning_each_and_never_reach_the_wire() {
     assert!(headers.get("x-ok").is_none(), "{headers}");
     let resource = &requests[0]["request"]["resourceSpans"][0]["resource"]["attributes"];
     assert_eq!(string(attr_in(resource, "service.name")), "s\u{1b}[31m");
+}
+
+#[test]
+fn headers_that_would_make_a_malformed_request_are_one_warning_each_and_not_sent() {
+    let receiver = Receiver::start("answer");
+    let out = retry()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "Host=evil.example,x-ok=1,Content-Length=0,transfer-encoding=chunked,\
+             CONNECTION=keep-alive,Content-Type=text/plain",
+        )
+        .args(["-n", "0", "--", "true"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 5, "{stderr}");
+    for (line, header) in warnings.iter().zip([
+        "Host",
+        "Content-Length",
+        "transfer-encoding",
+        "CONNECTION",
+        "Content-Type",
+    ]) {
+        assert!(
+            line.contains("warning")
+                && line.contains(&format!("OTEL_EXPORTER_OTLP_HEADERS: '{header}'"))
+                && line.contains("not sent"),
+            "{stderr}"
+        );
+    }
+    let requests = receiver.requests(1);
+    let request = &requests[0];
+    // Decoded: the body had the length retry said, in the encoding retry said.
+    assert_eq!(Receiver::spans(request).len(), 2, "{request}");
+    let list = request["header_list"].as_array().unwrap();
+    let all = |name: &str| -> Vec<&str> {
+        list.iter()
+            .filter(|h| h[0] == name)
+            .map(|h| h[1].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(
+        all("host"),
+        [receiver.endpoint().trim_start_matches("http://")]
+    );
+    assert_eq!(all("content-length").len(), 1, "{list:?}");
+    assert_ne!(all("content-length"), ["0"], "{list:?}");
+    assert!(all("transfer-encoding").is_empty(), "{list:?}");
+    assert_eq!(all("connection"), ["close"]);
+    assert_eq!(all("content-type"), ["application/x-protobuf"]);
+    assert_eq!(all("x-ok"), ["1"]);
 }

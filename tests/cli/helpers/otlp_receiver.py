@@ -3,8 +3,8 @@
 
 Decodes every POST with the OpenTelemetry project's own protocol definitions (the
 `opentelemetry-proto` package: ExportTraceServiceRequest), binary protobuf or the OTLP JSON
-mapping, and appends one JSON line per request to OUT: the path, the headers and the request
-as a dict, with trace and span ids in lowercase hex. Listens on 127.0.0.1, on a free port it
+mapping, and appends one JSON line per request to OUT: the path, the headers (as a dict, and
+as the list of every header line, repeated names kept) and the request as a dict, with trace and span ids in lowercase hex. Listens on 127.0.0.1, on a free port it
 writes to PORT_FILE once it listens.
 
 Usage: otlp_receiver.py PORT_FILE OUT [answer|silent|status:NNN]
@@ -72,6 +72,7 @@ class Handler(BaseHTTPRequestHandler):
             "path": self.path,
             "content_type": content_type,
             "headers": {k.lower(): v for k, v in self.headers.items()},
+            "header_list": [[k.lower(), v] for k, v in self.headers.items()],
             "request": request,
             "error": error,
         }
