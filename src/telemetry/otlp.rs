@@ -135,7 +135,20 @@ fn configure(
         (None, None) => unreachable!("checked above"),
     };
     let url = match url {
-        Ok(url) => url,
+        Ok((url, had_credentials)) => {
+            if had_credentials {
+                let name = traces_endpoint.as_ref().map_or(
+                    "OTEL_EXPORTER_OTLP_ENDPOINT",
+                    |_| "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                );
+                out.warnings.push(format!(
+                    "{name}: the user name and password in the URL are not sent (nor shown); \
+                     to authenticate, set OTEL_EXPORTER_OTLP_HEADERS, as \
+                     'Authorization=Basic <base64 of user:password>'"
+                ));
+            }
+            url
+        }
         Err(warning) => {
             out.warnings.push(warning);
             return out;
@@ -225,9 +238,25 @@ fn configure(
 }
 
 /// The URL from an endpoint variable: `http` only (retry has no TLS), with a host; with
-/// `append` (the general endpoint), `v1/traces` added to its path.
-fn endpoint_url(name: &str, value: &str, append: bool) -> Result<url::Url, String> {
-    let bad = |why: &str| format!("{name} is '{value}': {why}; traces are not exported");
+/// `append` (the general endpoint), `v1/traces` added to its path; and whether it held a user
+/// name or password.
+///
+/// Credentials in the URL (`http://user:password@host`) are neither sent nor ever printed: the
+/// URL returned has its userinfo dropped entirely (so every line naming the endpoint, such as
+/// a failed export's, shows none), and a value echoed in a warning has it replaced by `***`
+/// ([`hide_userinfo`]). The user name is hidden with the password, for it is often a token.
+/// Credentials go in `OTEL_EXPORTER_OTLP_HEADERS` (`Authorization=Basic ...`).
+///
+/// # Errors
+/// The warning line, naming `name` and the value (its userinfo hidden), when the URL cannot be
+/// used.
+fn endpoint_url(name: &str, value: &str, append: bool) -> Result<(url::Url, bool), String> {
+    let bad = |why: &str| {
+        format!(
+            "{name} is '{}': {why}; traces are not exported",
+            hide_userinfo(value)
+        )
+    };
     let mut url = url::Url::parse(value.trim()).map_err(|e| bad(&e.to_string()))?;
     match url.scheme() {
         "http" => {}
@@ -237,11 +266,27 @@ fn endpoint_url(name: &str, value: &str, append: bool) -> Result<url::Url, Strin
     if url.host_str().is_none_or(str::is_empty) {
         return Err(bad("no host"));
     }
+    let had_credentials = !url.username().is_empty() || url.password().is_some();
+    // Cannot fail on an http URL with a host (the `url` crate refuses only URLs without one).
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
     if append {
         let path = url.path().trim_end_matches('/').to_string();
         url.set_path(&format!("{path}/{TRACES_PATH}"));
     }
-    Ok(url)
+    Ok((url, had_credentials))
+}
+
+/// `text` (an endpoint variable's value, a URL or not) with what may be a user name and
+/// password replaced by `***`: everything from the start of the authority (after `://`, or
+/// the start of a text without it) to the last `@`. Errs towards hiding more, since the text
+/// may be no valid URL (`http://u:pa/ss@host`).
+fn hide_userinfo(text: &str) -> String {
+    let start = text.find("://").map_or(0, |i| i + 3);
+    match text.rfind('@') {
+        Some(at) if at >= start => format!("{}***{}", &text[..start], &text[at..]),
+        _ => text.to_string(),
+    }
 }
 
 /// `key1=value1,key2=value2` as the W3C Baggage format writes it (the format of
@@ -372,6 +417,48 @@ mod tests {
             .unwrap();
         assert_eq!(default.resource[0].1, "unknown_service:retry");
         assert_eq!(default.timeout, DEFAULT_TIMEOUT);
+    }
+
+    #[test]
+    fn credentials_in_the_endpoint_are_dropped_one_warning_and_never_shown() {
+        for (name, value, url) in [
+            (
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "http://user:s3cret@h:4318",
+                "http://h:4318/v1/traces",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "http://t0ken@h:4318/x",
+                "http://h:4318/x",
+            ),
+        ] {
+            let got = read(&[(name, value)]);
+            assert_eq!(got.exporter.unwrap().url.as_str(), url);
+            assert_eq!(got.warnings.len(), 1, "{:?}", got.warnings);
+            let warning = &got.warnings[0];
+            assert!(warning.starts_with(&format!("{name}: ")), "{warning}");
+            assert!(warning.contains("OTEL_EXPORTER_OTLP_HEADERS"), "{warning}");
+            assert!(!warning.contains("s3cret") && !warning.contains("t0ken"));
+        }
+        // A value refused is echoed with its userinfo hidden, URL or not.
+        for (value, shown) in [
+            ("https://user:s3cret@h:4318", "https://***@h:4318"),
+            ("http://user:s3/cret@h:4318", "http://***@h:4318"),
+            ("user:s3cret@h:4318", "***@h:4318"),
+            ("h:4318", "h:4318"),
+        ] {
+            let got = read(&[("OTEL_EXPORTER_OTLP_ENDPOINT", value)]);
+            assert!(got.exporter.is_none(), "{value}");
+            assert_eq!(got.warnings.len(), 1, "{:?}", got.warnings);
+            assert!(
+                got.warnings[0].starts_with(&format!("OTEL_EXPORTER_OTLP_ENDPOINT is '{shown}': ")),
+                "{:?}",
+                got.warnings
+            );
+        }
+        assert_eq!(hide_userinfo("http://h/a"), "http://h/a");
+        assert_eq!(hide_userinfo("http://@h"), "http://***@h");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! and the export's bounds: a receiver that never answers costs at most
 //! `OTEL_EXPORTER_OTLP_TIMEOUT`, a stop signal ends the export at once, and neither changes the
 //! exit status; headers that would make a malformed request (a second `Content-Length`) are
-//! warned about and never sent.
+//! warned about and never sent; credentials in the endpoint URL are never shown.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -427,4 +427,63 @@ fn headers_that_would_make_a_malformed_request_are_one_warning_each_and_not_sent
     assert_eq!(all("connection"), ["close"]);
     assert_eq!(all("content-type"), ["application/x-protobuf"]);
     assert_eq!(all("x-ok"), ["1"]);
+}
+
+#[test]
+fn credentials_in_the_endpoint_are_never_shown_and_one_warning_says_they_are_not_sent() {
+    let receiver = Receiver::start("status:500");
+    let port = receiver.endpoint().rsplit(':').next().unwrap().to_string();
+    let out = retry()
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://user:s3cret@127.0.0.1:{port}"),
+        )
+        .args(["-n", "0", "--", "true"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(
+        warnings[0].contains("warning: OTEL_EXPORTER_OTLP_ENDPOINT: the user name and password")
+            && warnings[0].contains("not sent")
+            && warnings[0].contains("OTEL_EXPORTER_OTLP_HEADERS"),
+        "{stderr}"
+    );
+    assert!(
+        warnings[1].contains(&format!(
+            "the trace was not exported to http://127.0.0.1:{port}/v1/traces: the server \
+             answered 500"
+        )),
+        "{stderr}"
+    );
+    let requests = receiver.requests(1);
+    assert!(
+        requests[0]["headers"].get("authorization").is_none(),
+        "{}",
+        requests[0]["headers"]
+    );
+    // A value retry cannot use is echoed with its userinfo hidden.
+    let out = retry()
+        .env(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "https://user:s3cret@127.0.0.1:1/v1/traces",
+        )
+        .args(["-n", "0", "--", "true"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is 'https://***@127.0.0.1:1/v1/traces': \
+             retry sends OTLP over plain http only"
+        ),
+        "{stderr}"
+    );
 }
