@@ -183,10 +183,10 @@ impl Reporter {
         self.attempt_label(attempt).replacen("attempt", "run", 1)
     }
 
-    /// `--lock PATH` is held by another run (pid `holder`, when PATH names one): waiting up to
+    /// `--lock PATH` is held by another process (pid `holder`, when PATH names a live one): waiting up to
     /// `wait` ([`Duration::MAX`]: without end) for it (JSON: `lock` with `waiting`).
     pub fn lock_waiting(&self, path: &Path, holder: Option<u32>, wait: Duration) {
-        let by = holder.map_or("another run".to_string(), |pid| format!("pid {pid}"));
+        let by = holder.map_or("another process".to_string(), |pid| format!("pid {pid}"));
         let up_to = if wait == Duration::MAX {
             "as long as it takes".to_string()
         } else {

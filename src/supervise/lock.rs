@@ -39,7 +39,7 @@ impl Supervisor<'_> {
                 Ok(Some(held))
             }
             Err(Refused::Busy { holder }) => {
-                let by = holder.map_or("another run".to_string(), |pid| format!("pid {pid}"));
+                let by = holder.map_or("another process".to_string(), |pid| format!("pid {pid}"));
                 let shown = escape(&path.display().to_string());
                 let why = match settings.wait {
                     w if w.is_zero() => format!("--lock {shown} is held by {by}"),

@@ -412,7 +412,7 @@ fn a_stale_pid_in_a_lock_another_program_holds_names_no_holder() {
     assert_eq!(
         busy(&[]),
         format!(
-            "retry: --lock {} is held by another run: not running true (status 75)\n",
+            "retry: --lock {} is held by another process: not running true (status 75)\n",
             lock.display()
         )
     );
