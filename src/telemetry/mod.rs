@@ -13,11 +13,13 @@
 //! tells it and writes and sends it at the end. Without `--metrics-file` and without an OTLP
 //! endpoint it does nothing at all: no file, no socket, no thread.
 
+pub mod endpoint;
 pub mod http;
 pub mod metrics;
 pub mod otlp;
 pub mod prom_parse;
 pub mod spans;
+pub mod textfile;
 pub mod traceparent;
 
 use std::ffi::OsString;
@@ -106,7 +108,7 @@ impl Settings {
                     path.display()
                 ));
             }
-            if let Some(kind) = metrics::not_replaceable(&path) {
+            if let Some(kind) = textfile::not_replaceable(&path) {
                 return Err(format!(
                     "invalid value '{}' for --metrics-file: it is a {kind}, not a regular file",
                     path.display()
@@ -317,7 +319,7 @@ impl Telemetry {
                 result,
             };
             let file = m.path.display();
-            match metrics::write(&m.path, &record) {
+            match textfile::write(&m.path, &record) {
                 Ok(notices) => said.warnings.extend(
                     notices
                         .into_iter()
