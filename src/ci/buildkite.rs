@@ -12,11 +12,19 @@ use super::Folds;
 pub struct Groups;
 
 impl Folds for Groups {
-    fn open(&self, _attempt: u64, label: &str, _run: &str, _now: SystemTime) -> String {
+    fn open(
+        &self,
+        _attempt: u64,
+        label: &str,
+        _run: &str,
+        _now: SystemTime,
+        _last: bool,
+    ) -> String {
+        // The last attempt is opened when the run gives up (`^^^ +++`, below).
         format!("--- {label}\n")
     }
 
-    fn close(&self, _attempt: u64, _run: &str, _now: SystemTime) -> Option<String> {
+    fn close(&self, _attempt: u64, _run: &str, _now: SystemTime, _last: bool) -> Option<String> {
         None
     }
 
@@ -33,10 +41,10 @@ mod tests {
     fn a_header_per_attempt_and_the_last_opened_on_giving_up() {
         let now = SystemTime::now();
         assert_eq!(
-            Groups.open(3, "attempt 3 of 6", "r", now),
+            Groups.open(3, "attempt 3 of 6", "r", now, false),
             "--- attempt 3 of 6\n"
         );
-        assert_eq!(Groups.close(3, "r", now), None);
+        assert_eq!(Groups.close(3, "r", now, false), None);
         assert_eq!(Groups.gave_up().as_deref(), Some("^^^ +++\n"));
     }
 }

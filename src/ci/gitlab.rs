@@ -25,15 +25,18 @@ fn name(attempt: u64, run: &str) -> String {
 }
 
 impl Folds for Sections {
-    fn open(&self, attempt: u64, label: &str, run: &str, now: SystemTime) -> String {
+    fn open(&self, attempt: u64, label: &str, run: &str, now: SystemTime, last: bool) -> String {
+        // The last attempt's section is left open (expanded), as GitLab shows a section
+        // without `[collapsed=true]`.
+        let options = if last { "" } else { "[collapsed=true]" };
         format!(
-            "\x1b[0Ksection_start:{}:{}[collapsed=true]\r\x1b[0K{label}\n",
+            "\x1b[0Ksection_start:{}:{}{options}\r\x1b[0K{label}\n",
             unix_seconds(now),
             name(attempt, run)
         )
     }
 
-    fn close(&self, attempt: u64, run: &str, now: SystemTime) -> Option<String> {
+    fn close(&self, attempt: u64, run: &str, now: SystemTime, _last: bool) -> Option<String> {
         Some(format!(
             "\x1b[0Ksection_end:{}:{}\r\x1b[0K\n",
             unix_seconds(now),
@@ -52,13 +55,21 @@ mod tests {
         let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
         let run = "0123456789abcdef0123456789abcdef";
         assert_eq!(
-            Sections.open(2, "attempt 2 of 6", run, at),
+            Sections.open(2, "attempt 2 of 6", run, at, false),
             "\x1b[0Ksection_start:1767225600:retry_attempt_2_01234567[collapsed=true]\r\x1b[0K\
              attempt 2 of 6\n"
         );
         assert_eq!(
-            Sections.close(2, run, at).unwrap(),
+            Sections.close(2, run, at, false).unwrap(),
             "\x1b[0Ksection_end:1767225600:retry_attempt_2_01234567\r\x1b[0K\n"
+        );
+        assert_eq!(
+            Sections.open(6, "attempt 6 of 6", run, at, true),
+            "\x1b[0Ksection_start:1767225600:retry_attempt_6_01234567\r\x1b[0Kattempt 6 of 6\n"
+        );
+        assert_eq!(
+            Sections.close(6, run, at, true).unwrap(),
+            "\x1b[0Ksection_end:1767225600:retry_attempt_6_01234567\r\x1b[0K\n"
         );
     }
 }

@@ -21,12 +21,15 @@ pub use self::github::GitHub;
 /// stderr alike).
 pub trait Folds: std::fmt::Debug + Send + Sync {
     /// The marker before attempt `attempt` starts; `label` is `attempt N of M` (or `attempt N
-    /// (unlimited)`), `run` the run's id, `now` the wall-clock time.
-    fn open(&self, attempt: u64, label: &str, run: &str, now: SystemTime) -> String;
+    /// (unlimited)`), `run` the run's id, `now` the wall-clock time. `last` when the attempt
+    /// is known to be the run's last (attempt N of N, or no retry can fit before the
+    /// deadline): its output, the one that explains a failure, is then not folded away.
+    fn open(&self, attempt: u64, label: &str, run: &str, now: SystemTime, last: bool) -> String;
 
     /// The marker after the attempt's output has all been written; `None` when the system
-    /// has no end marker (a fold then ends where the next begins).
-    fn close(&self, attempt: u64, run: &str, now: SystemTime) -> Option<String>;
+    /// has no end marker (a fold then ends where the next begins), or none is needed. `last`
+    /// as for [`Folds::open`].
+    fn close(&self, attempt: u64, run: &str, now: SystemTime, last: bool) -> Option<String>;
 
     /// What to write once the run gave up, after the closing line (Buildkite: open the last
     /// attempt's fold, so the failure shows); `None` for nothing.
@@ -99,7 +102,7 @@ mod tests {
     /// The fold of attempt 1 (`-` for none) and whether GitHub's own outputs are on.
     fn which(ci: &Ci) -> String {
         let fold = ci.folds.map_or("-".to_string(), |f| {
-            f.open(1, "a", "r", SystemTime::UNIX_EPOCH)
+            f.open(1, "a", "r", SystemTime::UNIX_EPOCH, false)
                 .trim_end()
                 .replace('\x1b', "")
         });

@@ -1,6 +1,6 @@
 //! The run as the CI system it runs under is told of it ([`crate::ci`]): a fold opened before
 //! each attempt starts and closed once its output has all been written, before retry's own
-//! line about it; and at the end, for GitHub Actions, the annotation (a `::warning` after a
+//! line about it (the attempt known to be the last is not folded away); and at the end, for GitHub Actions, the annotation (a `::warning` after a
 //! success that needed retries, an `::error` on giving up), the step outputs `attempts` and
 //! `status` appended to `$GITHUB_OUTPUT`, and the table of the attempts appended to
 //! `$GITHUB_STEP_SUMMARY` when the run needed retries or gave up. Outside CI, or with
@@ -20,25 +20,27 @@ use crate::report::escape;
 use crate::status::Exit;
 
 impl Supervisor<'_> {
-    /// Attempt `attempt` is about to start: opens its fold.
-    pub(super) fn fold_open(&self, attempt: u64) {
+    /// Attempt `attempt` is about to start: opens its fold; `last` when it is known to be the
+    /// run's last ([`Supervisor::known_last`]), whose output is not folded away.
+    pub(super) fn fold_open(&self, attempt: u64, last: bool) {
         let Some(folds) = self.config.ci.folds else {
             return;
         };
         self.fold_close();
         let label = self.reporter.label(attempt);
-        let marker = folds.open(attempt, &label, &self.run_id, SystemTime::now());
+        let marker = folds.open(attempt, &label, &self.run_id, SystemTime::now(), last);
         crate::report::write_raw(marker.as_bytes());
-        self.open_fold.set(Some(attempt));
+        self.open_fold.set(Some((attempt, last)));
     }
 
     /// The open fold's attempt has ended and its output has all been written: closes it.
     /// Does nothing when no fold is open, so every path may call it.
     pub(super) fn fold_close(&self) {
-        let (Some(folds), Some(attempt)) = (self.config.ci.folds, self.open_fold.take()) else {
+        let (Some(folds), Some((attempt, last))) = (self.config.ci.folds, self.open_fold.take())
+        else {
             return;
         };
-        if let Some(marker) = folds.close(attempt, &self.run_id, SystemTime::now()) {
+        if let Some(marker) = folds.close(attempt, &self.run_id, SystemTime::now(), last) {
             crate::report::write_raw(marker.as_bytes());
         }
     }
@@ -75,9 +77,11 @@ impl Supervisor<'_> {
         }
     }
 
-    /// The run ends with `exit`: closes a fold left open, tells the CI system, and returns how
-    /// retry must end. A file that cannot be appended (step outputs, step summary) is reported
-    /// on one line and turns a success into 125; any other ending keeps its status.
+    /// The run ends with `exit` (after the metrics file): closes a fold left open, tells the
+    /// CI system, and returns how retry must end. First what may still fail (the step summary,
+    /// then the step outputs, each given the status as it stands), then the annotation, which
+    /// gives the status retry exits with. A file that cannot be appended is reported on one
+    /// line and turns a success into 125; any other ending keeps its status.
     pub(super) fn finish_run(&self, exit: Exit) -> Exit {
         self.fold_close();
         let gave_up = self.gave_up.borrow().clone();
@@ -89,9 +93,48 @@ impl Supervisor<'_> {
         let Some(github) = &self.config.ci.github else {
             return exit;
         };
-        let statuses = self.statuses.borrow();
-        let attempts = statuses.len() as u64;
-        let succeeded = exit == Exit::Code(0) && gave_up.is_none();
+        let mut exit = exit;
+        let attempts = self.statuses.borrow().count();
+        let mut failed = false;
+        let closing = self.closing.borrow().clone();
+        if let (Some(path), Some(closing)) = (&github.summary, closing)
+            && (attempts > 1 || gave_up.is_some() || self.late_failure.borrow().is_some())
+        {
+            let closing = match self.late_failure.borrow().as_deref() {
+                Some(why) => format!(
+                    "{closing}; but retry exits with status {}: {why}",
+                    exit.code()
+                ),
+                None => closing,
+            };
+            let text = summary::markdown(
+                self.reporter.command_for_summary(),
+                &self.rows.borrow(),
+                &closing,
+            );
+            if let Err(e) = summary::append(path, &text) {
+                let error = format!(
+                    "cannot append the step summary to GITHUB_STEP_SUMMARY ({}): {e}",
+                    escape(&path.display().to_string())
+                );
+                self.reporter.error(&error);
+                exit = self.failed_late(exit, &error);
+                failed = true;
+            }
+        }
+        if let Some(path) = &github.output
+            && let Err(e) = append_outputs(path, attempts, exit.code())
+        {
+            let error = format!(
+                "cannot append the step outputs to GITHUB_OUTPUT ({}): {e}",
+                escape(&path.display().to_string())
+            );
+            self.reporter.error(&error);
+            exit = self.failed_late(exit, &error);
+            failed = true;
+        }
+        let late_failure = self.late_failure.borrow().clone();
+        let succeeded = gave_up.is_none() && (exit == Exit::Code(0) || late_failure.is_some());
         if github.annotations && (succeeded || gave_up.is_some()) {
             let program = self
                 .config
@@ -101,50 +144,18 @@ impl Supervisor<'_> {
                 .unwrap_or_default();
             let run = RunSummary {
                 program: &program,
-                attempts,
-                statuses: &statuses,
+                statuses: &self.statuses.borrow(),
                 status: exit.code(),
                 gave_up: gave_up.as_deref(),
+                failed_late: late_failure.as_deref(),
             };
             if let Some(line) = annotation(&run) {
                 crate::report::write_raw(format!("{line}\n").as_bytes());
             }
         }
-        let mut failed = false;
-        if let Some(path) = &github.output
-            && let Err(e) = append_outputs(path, attempts, exit.code())
-        {
-            self.reporter.error(&format!(
-                "cannot append the step outputs to GITHUB_OUTPUT ({}): {e}",
-                escape(&path.display().to_string())
-            ));
-            failed = true;
-        }
-        let closing = self.closing.borrow().clone();
-        if let (Some(path), Some(closing)) = (&github.summary, closing)
-            && (attempts > 1 || gave_up.is_some())
-        {
-            let text = summary::markdown(
-                self.reporter.command_for_summary(),
-                &self.rows.borrow(),
-                &closing,
-            );
-            if let Err(e) = summary::append(path, &text) {
-                self.reporter.error(&format!(
-                    "cannot append the step summary to GITHUB_STEP_SUMMARY ({}): {e}",
-                    escape(&path.display().to_string())
-                ));
-                failed = true;
-            }
-        }
-        if failed {
-            // Stopped while the reader did not read: retry ends by the signal, at once.
-            if let Some(signal) = self.queued_stop_signal() {
-                return Exit::Signal(signal);
-            }
-            if succeeded {
-                return Exit::OwnFailure;
-            }
+        // Stopped while the reader did not read: retry ends by the signal, at once.
+        if failed && let Some(signal) = self.queued_stop_signal() {
+            return Exit::Signal(signal);
         }
         exit
     }

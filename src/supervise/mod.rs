@@ -102,6 +102,7 @@ pub fn run(config: &Config) -> Exit {
         run_id,
         last_attempt: Cell::new(config.max_attempts()),
         statuses: RefCell::default(),
+        late_failure: RefCell::default(),
         rows: RefCell::default(),
         closing: RefCell::default(),
         open_fold: Cell::default(),
@@ -113,9 +114,14 @@ pub fn run(config: &Config) -> Exit {
     };
     let exit = supervisor.run(seed);
     let result = supervisor.run_result(exit);
+    // The end, in one order: first what may still turn a success into 125 (the metrics file,
+    // the step summary, the step outputs), then what describes the status retry exits with
+    // (the annotation), then --chronic's choice to drop or write out what it held (dropped
+    // only for a run that exits 0), then the trace.
+    let exit = supervisor.finish_metrics(exit, result);
     let exit = supervisor.finish_run(exit);
     let exit = supervisor.chronic_finish(exit);
-    supervisor.finish_telemetry(exit, result)
+    supervisor.finish_trace(exit, result)
 }
 
 struct Supervisor<'a> {
@@ -132,15 +138,20 @@ struct Supervisor<'a> {
     run_id: String,
     /// The last attempt the run may make ([`Supervisor::max_attempts`]; `--reset-after`).
     last_attempt: Cell<Option<u64>>,
-    /// Each attempt's status, for GitHub Actions ([`Supervisor::record_attempt`]).
-    statuses: RefCell<Vec<u8>>,
+    /// Each attempt's status, for GitHub Actions ([`Supervisor::record_attempt`]): the first
+    /// and the last ones, and how many there were.
+    statuses: RefCell<crate::ci::github::Statuses>,
+    /// Why retry exits 125 although the attempts succeeded (a file written at the end that
+    /// could not be), for what describes the end ([`Supervisor::failed_late`]).
+    late_failure: RefCell<Option<String>>,
     /// Each attempt as the step summary's table shows it (only when there is one to write;
     /// the first and the last ones, [`crate::ci::summary::Rows`]).
     rows: RefCell<crate::ci::summary::Rows>,
     /// The closing line, once said (without `retry: `), for the step summary.
     closing: RefCell<Option<String>>,
-    /// The attempt whose CI fold is open ([`Supervisor::fold_open`]).
-    open_fold: Cell<Option<u64>>,
+    /// The attempt whose CI fold is open, and whether it is known to be the last
+    /// ([`Supervisor::fold_open`]).
+    open_fold: Cell<Option<(u64, bool)>>,
     /// Why retry gave up, once it has.
     gave_up: RefCell<Option<String>>,
     /// `--splay` and `--budget` (protect.rs).
@@ -190,7 +201,8 @@ impl Supervisor<'_> {
         let mut rule = self.give_up_rule();
         let mut attempt: u64 = 1;
         loop {
-            let mut end = match self.run_attempt(attempt) {
+            let last = self.known_last(attempt, &rule);
+            let mut end = match self.run_attempt(attempt, last) {
                 Ok(end) => end,
                 Err(exit) => return exit,
             };
@@ -355,6 +367,23 @@ impl Supervisor<'_> {
         }
     }
 
+    /// Whether attempt `attempt`, about to start, is known to be the run's last whatever it
+    /// does: it is attempt N of N, or (at the first success ending the run) `rule` can grant
+    /// no retry before the deadline however the attempt ends. Never with a `--reset-after`
+    /// that a long attempt could reach, which would grant retries afresh.
+    fn known_last(&self, attempt: u64, rule: &crate::backoff::GiveUpRule) -> bool {
+        let may_reset = self
+            .config
+            .reset_after
+            .is_some_and(|r| self.config.timeout.is_none_or(|t| t > r));
+        if may_reset {
+            return false;
+        }
+        self.max_attempts() == Some(attempt)
+            || (self.config.shape == crate::config::Shape::Plain
+                && rule.surely_gives_up(self.start.elapsed()))
+    }
+
     /// Whether the deadline (if any) has come.
     fn deadline_passed(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
@@ -378,6 +407,17 @@ impl Supervisor<'_> {
         exit
     }
 
+    /// A write at the end of the run failed (`why`, reported already): returns how retry ends
+    /// now: 125 instead of a success, which is remembered with `why` for what describes the
+    /// end; any other ending keeps its status.
+    fn failed_late(&self, exit: Exit, why: &str) -> Exit {
+        if exit != Exit::Code(0) {
+            return exit;
+        }
+        self.late_failure.replace(Some(why.to_string()));
+        Exit::OwnFailure
+    }
+
     /// Reports a stop signal that arrived between attempts (or during a hook): retry ends by
     /// it, through the one exit path (`main` raises it).
     fn interrupted_by(&self, signal: i32) -> Exit {
@@ -389,11 +429,11 @@ impl Supervisor<'_> {
     /// Runs attempt number `attempt` (from 1) to its end, enforcing the timeout and deadline
     /// and passing signals on. `Err` only when retry itself fails (its I/O threads cannot
     /// start); the attempt is then stopped and reaped first.
-    fn run_attempt(&self, attempt: u64) -> Result<AttemptEnd, Exit> {
+    fn run_attempt(&self, attempt: u64, last: bool) -> Result<AttemptEnd, Exit> {
         // Nothing of retry's is left drawn in place when the attempt may write; its CI fold
         // opens before anything is said of it.
         crate::report::settle();
-        self.fold_open(attempt);
+        self.fold_open(attempt, last);
         // A stop signal that arrived before the attempt (during the splay, a wait on the
         // budget store, a slow write, the fold's own) ends the run here: no attempt starts
         // after it.

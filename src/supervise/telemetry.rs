@@ -96,9 +96,29 @@ impl Supervisor<'_> {
         }
     }
 
-    /// The end: the metrics file, then the trace. Returns how retry ends: `exit`, or 125 when
-    /// a success could not be recorded in the metrics file.
-    pub(super) fn finish_telemetry(&self, exit: Exit, result: RunResult) -> Exit {
+    /// The end's first write: the metrics file. Returns how retry ends: `exit`, or 125 when a
+    /// success could not be recorded (the reason kept for what describes the end,
+    /// [`Supervisor::late_failure`]).
+    pub(super) fn finish_metrics(&self, exit: Exit, result: RunResult) -> Exit {
+        let said = self
+            .telemetry
+            .borrow_mut()
+            .finish_metrics(exit.code(), result);
+        for warning in &said.warnings {
+            self.reporter.warning(warning);
+        }
+        match said.error {
+            Some(error) => {
+                self.reporter.error(&error);
+                self.failed_late(exit, &error)
+            }
+            None => exit,
+        }
+    }
+
+    /// The end's last step: the trace, exported with the status retry exits with (`exit`,
+    /// returned as it is).
+    pub(super) fn finish_trace(&self, exit: Exit, result: RunResult) -> Exit {
         let stop = (result == RunResult::Stopped).then(|| match exit {
             Exit::Signal(n) => signal_name(n),
             _ => "a stop signal".to_string(),
@@ -106,20 +126,10 @@ impl Supervisor<'_> {
         let said = self
             .telemetry
             .borrow_mut()
-            .finish(exit.code(), result, stop);
+            .finish_trace(exit.code(), result, stop);
         for warning in &said.warnings {
             self.reporter.warning(warning);
         }
-        match said.error {
-            Some(error) => {
-                self.reporter.error(&error);
-                if exit == Exit::Code(0) {
-                    Exit::OwnFailure
-                } else {
-                    exit
-                }
-            }
-            None => exit,
-        }
+        exit
     }
 }

@@ -128,10 +128,14 @@ fn epoch_secs(t: SystemTime) -> f64 {
 pub fn render(run: &RunRecord, before: &Carried) -> String {
     let job = format!("job=\"{}\"", escape_label(&run.job));
     let ended = epoch_secs(run.ended);
+    // Present in every file, 0 until the first success, so that a stale-job alert
+    // (`time() - retry_last_success_timestamp_seconds > N`) fires for a job that never worked:
+    // Prometheus' "avoid missing metrics",
+    // <https://prometheus.io/docs/practices/instrumentation/#avoid-missing-metrics>.
     let last_success = if run.result == RunResult::Success {
-        Some(ended)
+        ended
     } else {
-        before.last_success
+        before.last_success.unwrap_or(0.0)
     };
     let mut out = String::new();
     let mut gauge = |name: &str, help: &str, value: String| {
@@ -144,13 +148,12 @@ pub fn render(run: &RunRecord, before: &Carried) -> String {
         "When the last run ended, in seconds since the Unix epoch.",
         format!("{ended:.3}"),
     );
-    if let Some(t) = last_success {
-        gauge(
-            "retry_last_success_timestamp_seconds",
-            "When the last successful run ended, in seconds since the Unix epoch.",
-            format!("{t:.3}"),
-        );
-    }
+    gauge(
+        "retry_last_success_timestamp_seconds",
+        "When the last successful run ended, in seconds since the Unix epoch; 0 before the \
+         first.",
+        format!("{last_success:.3}"),
+    );
     gauge(
         "retry_last_duration_seconds",
         "How long the last run took, in seconds.",

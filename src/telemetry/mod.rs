@@ -294,40 +294,66 @@ impl Telemetry {
         self.attempts
     }
 
-    /// The run ends with `exit_status` as `result`: writes the metrics file, then exports the
-    /// trace (bounded by `OTEL_EXPORTER_OTLP_TIMEOUT`, and ended at once by a stop signal).
-    /// `stop` is the stop signal's name when one ended the run.
-    pub fn finish(&mut self, exit_status: u8, result: RunResult, stop: Option<String>) -> Said {
-        if self.settings.metrics.is_none() && self.trace.is_none() {
+    /// The run ends with `exit_status` as `result`: writes the metrics file, if there is one.
+    /// Comes before anything that describes the run's end (`GITHUB_OUTPUT`, `--chronic`'s
+    /// decision to drop what it held), since a file that cannot be written turns a success
+    /// into 125.
+    pub fn finish_metrics(&mut self, exit_status: u8, result: RunResult) -> Said {
+        if self.settings.metrics.is_none() {
             return Said::default();
         }
-        self.write_and_send(exit_status, result, stop)
+        self.write_metrics(exit_status, result)
     }
 
-    /// [`Telemetry::finish`] when there is something to write or send.
+    /// [`Telemetry::finish_metrics`] when there is a file to write.
     #[cold]
     #[inline(never)]
-    fn write_and_send(&mut self, exit_status: u8, result: RunResult, stop: Option<String>) -> Said {
+    fn write_metrics(&mut self, exit_status: u8, result: RunResult) -> Said {
         let mut said = Said::default();
-        if let Some(m) = &self.settings.metrics {
-            let record = metrics::RunRecord {
-                job: m.job.clone(),
-                ended: SystemTime::now(),
-                duration: self.start.elapsed(),
-                attempts: self.attempts,
-                exit_status,
-                result,
-            };
-            let file = m.path.display();
-            match textfile::write(&m.path, &record) {
-                Ok(notices) => said.warnings.extend(
-                    notices
-                        .into_iter()
-                        .map(|notice| format!("--metrics-file {file}: {notice}")),
-                ),
-                Err(e) => said.error = Some(format!("cannot write --metrics-file {file}: {e}")),
-            }
+        let Some(m) = &self.settings.metrics else {
+            return said;
+        };
+        let record = metrics::RunRecord {
+            job: m.job.clone(),
+            ended: SystemTime::now(),
+            duration: self.start.elapsed(),
+            attempts: self.attempts,
+            exit_status,
+            result,
+        };
+        let file = m.path.display();
+        match textfile::write(&m.path, &record) {
+            Ok(notices) => said.warnings.extend(
+                notices
+                    .into_iter()
+                    .map(|notice| format!("--metrics-file {file}: {notice}")),
+            ),
+            Err(e) => said.error = Some(format!("cannot write --metrics-file {file}: {e}")),
         }
+        said
+    }
+
+    /// The run ended with `exit_status` as `result`: exports the trace (bounded by
+    /// `OTEL_EXPORTER_OTLP_TIMEOUT`, and ended at once by a stop signal), last of all, with
+    /// the status retry exits with. `stop` is the stop signal's name when one ended the run.
+    /// Never an error: a trace that is not exported is a warning.
+    pub fn finish_trace(
+        &mut self,
+        exit_status: u8,
+        result: RunResult,
+        stop: Option<String>,
+    ) -> Said {
+        if self.trace.is_none() {
+            return Said::default();
+        }
+        self.send_trace(exit_status, result, stop)
+    }
+
+    /// [`Telemetry::finish_trace`] when there is a trace to send.
+    #[cold]
+    #[inline(never)]
+    fn send_trace(&mut self, exit_status: u8, result: RunResult, stop: Option<String>) -> Said {
+        let mut said = Said::default();
         if let (Some(trace), Some(settings)) = (&mut self.trace, &self.settings.traces) {
             if let Some(signal) = &stop {
                 trace.event("retry.stopped", vec![("signal", Attr::Str(signal.clone()))]);

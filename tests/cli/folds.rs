@@ -7,7 +7,7 @@
 use std::io::Read;
 use std::process::Stdio;
 
-use crate::helpers::{retry_std, timeless, wait_with_limit};
+use crate::helpers::{release_std, retry_std, timeless, wait_with_limit};
 
 /// Says on stdout then on stderr which attempt it is; succeeds from attempt 3.
 const THIRD_TIME: &str = "echo \"out $RETRY_ATTEMPT\"; echo \"err $RETRY_ATTEMPT\" >&2; \
@@ -16,8 +16,21 @@ const THIRD_TIME: &str = "echo \"out $RETRY_ATTEMPT\"; echo \"err $RETRY_ATTEMPT
 /// Runs `retry ARGS` with the variables `env`, its stdout and stderr one pipe (as `2>&1`);
 /// returns the status and everything read from the pipe.
 fn merged(env: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String) {
+    merged_from(retry_std(), env, args)
+}
+
+/// [`merged`] with the release build.
+fn merged_release(env: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String) {
+    merged_from(release_std(), env, args)
+}
+
+/// [`merged`] with `cmd` as retry.
+fn merged_from(
+    mut cmd: std::process::Command,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> (Option<i32>, String) {
     let (read, write) = nix::unistd::pipe().unwrap();
-    let mut cmd = retry_std();
     cmd.envs(env.iter().copied())
         .args(args)
         .stdout(Stdio::from(write.try_clone().unwrap()))
@@ -47,12 +60,12 @@ fn github_groups_hold_exactly_each_attempts_lines() {
     let (code, text) = merged(&[("GITHUB_ACTIONS", "true")], &strs(&third_time(&[])));
     assert_eq!(code, Some(0), "{text}");
     let mut want = String::new();
-    for n in 1..=3 {
+    for n in 1..=2 {
         want += &format!("::group::attempt {n} of 3\nout {n}\nerr {n}\n::endgroup::\n");
-        if n < 3 {
-            want += &format!("retry: attempt {n} of 3: sh exited with status 1; retrying in 0s\n");
-        }
+        want += &format!("retry: attempt {n} of 3: sh exited with status 1; retrying in 0s\n");
     }
+    // The last attempt (the one that explains a failure) is not folded away.
+    want += "attempt 3 of 3\nout 3\nerr 3\n";
     want += "retry: succeeded on attempt 3 of 3 after T\n";
     want += "::warning title=retry%3A sh::sh succeeded on attempt 3 after failures \
              (statuses: 1, 1, 0)\n";
@@ -78,7 +91,7 @@ fn github_groups_wait_for_output_retry_passes_on_after_the_attempt() {
         &strs(&third_time(&["--retry-if-output", "^never$"])),
     );
     assert_eq!(code, Some(0), "{text}");
-    for n in 1..=3 {
+    for n in 1..=2 {
         let group = text
             .split_once(&format!("::group::attempt {n} of 3\n"))
             .unwrap()
@@ -90,6 +103,13 @@ fn github_groups_wait_for_output_retry_passes_on_after_the_attempt() {
         lines.sort_unstable();
         assert_eq!(lines, [format!("err {n}"), format!("out {n}")], "{text}");
     }
+    let last = text.split_once("\nattempt 3 of 3\n").unwrap().1;
+    let mut lines: Vec<&str> = last.lines().take(2).collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["err 3", "out 3"], "{text}");
+    let (last, after) = last.split_once("retry: succeeded on attempt 3").unwrap();
+    assert!(!last.contains("::"), "{text}");
+    assert!(!after.contains("group::"), "{text}");
 }
 
 #[test]
@@ -113,7 +133,9 @@ fn gitlab_sections_around_each_attempt() {
         // ESC[0Ksection_start:TIME:NAME[collapsed=true]\rESC[0Kattempt N of 3
         let rest = start.strip_prefix("\x1b[0Ksection_start:").unwrap();
         let (time, rest) = rest.split_once(':').unwrap();
-        let (name, header) = rest.split_once("[collapsed=true]\r\x1b[0K").unwrap();
+        // The last attempt's section is open in the log; the others are collapsed.
+        let options = if n < 3 { "[collapsed=true]" } else { "" };
+        let (name, header) = rest.split_once(&format!("{options}\r\x1b[0K")).unwrap();
         assert_eq!(header, format!("attempt {n} of 3"));
         let suffix = name.strip_prefix(&format!("retry_attempt_{n}_")).unwrap();
         assert!(
@@ -197,26 +219,27 @@ fn a_first_attempt_success_is_one_fold_and_no_annotation() {
 fn markers_in_the_commands_own_output_pass_through_and_ours_stay_whole() {
     // The command prints fold markers of its own: they are its output, passed on as they are;
     // retry's markers around it are still there, one pair per attempt, and a GitLab section
-    // end of its own cannot end retry's, whose name carries the run's id.
+    // end of its own cannot end retry's, whose name carries the run's id. (`-n 1`: attempt 1
+    // of 2 may not be the last, so it is folded.)
     let script = "echo '::endgroup::'; \
                   printf '\\033[0Ksection_end:1:retry_attempt_1\\r\\033[0K\\n'; \
                   echo '--- attempt 9 of 9'";
     let own = "::endgroup::\n\x1b[0Ksection_end:1:retry_attempt_1\r\x1b[0K\n--- attempt 9 of 9\n";
     let run = |system: &str| {
-        let (code, text) = merged(&[(system, "true")], &["-n", "0", "--", "sh", "-c", script]);
+        let (code, text) = merged(&[(system, "true")], &["-n", "1", "--", "sh", "-c", script]);
         assert_eq!(code, Some(0), "{text:?}");
         text
     };
     assert_eq!(
         run("GITHUB_ACTIONS"),
-        format!("::group::attempt 1 of 1\n{own}::endgroup::\n")
+        format!("::group::attempt 1 of 2\n{own}::endgroup::\n")
     );
-    assert_eq!(run("BUILDKITE"), format!("--- attempt 1 of 1\n{own}"));
+    assert_eq!(run("BUILDKITE"), format!("--- attempt 1 of 2\n{own}"));
     let text = run("GITLAB_CI");
     let (start, rest) = text.split_once('\n').unwrap();
     assert!(start.starts_with("\x1b[0Ksection_start:"), "{text:?}");
     assert!(
-        start.ends_with("[collapsed=true]\r\x1b[0Kattempt 1 of 1"),
+        start.ends_with("[collapsed=true]\r\x1b[0Kattempt 1 of 2"),
         "{text:?}"
     );
     let end = rest.strip_prefix(own).unwrap_or_else(|| panic!("{text:?}"));
@@ -226,4 +249,47 @@ fn markers_in_the_commands_own_output_pass_through_and_ours_stay_whole() {
         end.starts_with("\x1b[0Ksection_end:") && end.ends_with(&format!(":{name}\r\x1b[0K\n")),
         "{text:?}"
     );
+}
+
+#[test]
+fn the_attempt_known_to_be_the_last_is_neither_folded_nor_collapsed() {
+    // Attempt 1 of 6 is the last when the deadline comes before the least delay the schedule
+    // can draw next (`--jitter none`: 5 s, the deadline 2 s away): it is not folded away.
+    let args = [
+        "-d",
+        "2s",
+        "-b",
+        "5s",
+        "-j",
+        "none",
+        "--",
+        "sh",
+        "-c",
+        "echo out; exit 3",
+    ];
+    let (code, text) = merged_release(&[("GITHUB_ACTIONS", "true")], &args);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.starts_with("attempt 1 of 6\nout\n"), "{text}");
+    assert!(!text.contains("::group::"), "{text}");
+    assert!(!text.contains("::endgroup::"), "{text}");
+    let (code, text) = merged_release(&[("GITLAB_CI", "true")], &args);
+    assert_eq!(code, Some(3), "{text}");
+    assert_eq!(text.matches("section_start:").count(), 1, "{text}");
+    assert!(!text.contains("collapsed"), "{text}");
+    assert_eq!(text.matches("section_end:").count(), 1, "{text}");
+    // With full jitter the next delay may be 0: attempt 1 may not be the last, so it folds.
+    let args = ["-d", "2s", "-b", "5s", "--", "sh", "-c", "echo out; exit 3"];
+    let (_, text) = merged_release(&[("GITHUB_ACTIONS", "true")], &args);
+    assert!(
+        text.starts_with("::group::attempt 1 of 6\nout\n::endgroup::\n"),
+        "{text}"
+    );
+    // Attempt N of N under a plain run: the last.
+    let (code, text) = merged_release(
+        &[("GITHUB_ACTIONS", "true")],
+        &["-n", "0", "--", "sh", "-c", "echo out; exit 3"],
+    );
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.starts_with("attempt 1 of 1\nout\n"), "{text}");
+    assert!(!text.contains("group::"), "{text}");
 }

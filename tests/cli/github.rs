@@ -132,15 +132,22 @@ fn an_output_file_that_cannot_be_written_is_never_an_exit_0() {
     assert_eq!(code, Some(125), "{stderr}");
     let complaint: Vec<&str> = stderr
         .lines()
-        .filter(|l| l.contains("GITHUB_OUTPUT"))
+        .filter(|l| l.contains("GITHUB_OUTPUT") && !l.starts_with("::"))
         .collect();
     assert_eq!(complaint.len(), 1, "{stderr}");
     assert!(
         complaint[0].starts_with("retry: cannot append the step outputs to GITHUB_OUTPUT ("),
         "{stderr}"
     );
-    // The annotation still went out, before the outputs.
-    assert_eq!(commands(&stderr).len(), 1, "{stderr}");
+    // The annotation still went out, after the outputs: an error giving the status retry
+    // exits with.
+    let annotations = commands(&stderr);
+    assert_eq!(annotations.len(), 1, "{stderr}");
+    assert!(annotations[0].starts_with("::error "), "{stderr}");
+    assert!(
+        annotations[0].contains("but retry exits with status 125: cannot append the step outputs"),
+        "{stderr}"
+    );
 
     // A failure keeps its own status.
     let (code, stderr) = in_actions(&output, &["-n", "0"], "exit 7");

@@ -45,6 +45,7 @@ mod pipeline;
 mod readme;
 mod readme_loops;
 mod run_context;
+mod run_end;
 mod security;
 mod signals;
 mod simulate;

@@ -16,7 +16,9 @@ use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
 use crate::helpers::prometheus::{NodeExporter, promtool};
-use crate::helpers::{HANG_LIMIT, refused, refuses, retry, retry_std, send, wait_with_limit};
+use crate::helpers::{
+    HANG_LIMIT, refused, refuses, release, retry, retry_std, send, wait_with_limit,
+};
 
 /// The value of the sample whose name and labels are written `series` (as in the file).
 fn value(text: &str, series: &str) -> Option<f64> {
@@ -277,7 +279,46 @@ fn a_run_ended_by_term_is_counted_as_stopped() {
         value(&text, "retry_last_exit_status{job=\"sh\"}"),
         Some(143.0)
     );
-    assert!(!text.contains("retry_last_success_timestamp_seconds"));
+    // Never succeeded: present, and 0 (issue 30).
+    assert_eq!(
+        value(&text, "retry_last_success_timestamp_seconds{job=\"sh\"}"),
+        Some(0.0)
+    );
+}
+
+#[test]
+fn the_last_success_is_0_in_every_file_until_a_run_succeeds() {
+    // `time() - retry_last_success_timestamp_seconds > N` must fire for a job that has never
+    // worked: the series is in the first file a failing run leaves, as 0, stays 0 while runs
+    // fail, and becomes the success's time once one succeeds.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("never.prom");
+    let series = "retry_last_success_timestamp_seconds{job=\"sh\"}";
+    for _ in 0..2 {
+        release()
+            .args(["--metrics-file", file.to_str().unwrap()])
+            .args(["-n", "1", "-b", "0", "--", "sh", "-c", "exit 4"])
+            .assert()
+            .code(4);
+        let text = accepted(&file);
+        assert_eq!(value(&text, series), Some(0.0), "{text}");
+        assert!(text.contains(&format!(
+            "# TYPE {} gauge\n",
+            "retry_last_success_timestamp_seconds"
+        )));
+    }
+    release()
+        .args(["--metrics-file", file.to_str().unwrap()])
+        .args(["--", "sh", "-c", "exit 0"])
+        .assert()
+        .success();
+    let text = accepted(&file);
+    let success = value(&text, series).unwrap();
+    assert_eq!(
+        Some(success),
+        value(&text, "retry_last_run_timestamp_seconds{job=\"sh\"}")
+    );
+    assert!(success > 1_000_000_000.0, "{text}");
 }
 
 #[test]

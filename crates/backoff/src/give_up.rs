@@ -80,6 +80,20 @@ impl GiveUpRule {
         self.granted
     }
 
+    /// Whether [`GiveUpRule::next_delay`] will give up however the next attempt ends, when that
+    /// attempt starts `elapsed` after the start of the run: the retries are used up, or the
+    /// deadline comes before the least delay the schedule can draw next
+    /// ([`Schedule::least_next_delay`]; a later decision, or a hint, only lengthens it). Then
+    /// the attempt about to start is known to be the run's last. Touches nothing.
+    pub fn surely_gives_up(&self, elapsed: Duration) -> bool {
+        if self.limits.max_retries.is_some_and(|m| self.granted >= m) {
+            return true;
+        }
+        self.limits
+            .deadline
+            .is_some_and(|d| elapsed.saturating_add(self.schedule.least_next_delay()) >= d)
+    }
+
     /// After a failed attempt, `elapsed` after the start of the run: the delay before the next
     /// retry, or why to give up.
     ///
@@ -223,5 +237,50 @@ mod tests {
             GiveUp::DelayPastDeadline(Duration::from_micros(412_400)).to_string(),
             "the next delay (0.412s) would end at or past the deadline"
         );
+    }
+
+    #[test]
+    fn surely_gives_up_only_when_no_draw_could_be_granted() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        // Retries used up: whatever the time.
+        let mut b = doubling(Limits {
+            max_retries: Some(1),
+            deadline: None,
+        });
+        assert!(!b.surely_gives_up(Duration::ZERO));
+        b.next_delay(Duration::ZERO, None, &mut rng).unwrap();
+        assert!(b.surely_gives_up(Duration::ZERO));
+        // The deadline 10 s after the start; the delays (no jitter) 1 s, 2 s, 4 s, 8 s.
+        let limits = Limits {
+            max_retries: None,
+            deadline: Some(Duration::from_secs(10)),
+        };
+        let mut b = doubling(limits);
+        assert!(!b.surely_gives_up(Duration::from_millis(8_999)));
+        assert!(b.surely_gives_up(Duration::from_secs(9)));
+        // And then next_delay agrees: at 9 s the 1 s delay reaches the deadline.
+        assert!(
+            b.clone()
+                .next_delay(Duration::from_secs(9), None, &mut rng)
+                .is_err()
+        );
+        b.next_delay(Duration::ZERO, None, &mut rng).unwrap();
+        b.next_delay(Duration::ZERO, None, &mut rng).unwrap();
+        // The next delay is 4 s.
+        assert!(!b.surely_gives_up(Duration::from_millis(5_999)));
+        assert!(b.surely_gives_up(Duration::from_secs(6)));
+        // With full jitter the next delay may be 0: only the deadline itself is sure.
+        let p = Policy::new(
+            Duration::from_secs(1),
+            2.0,
+            Duration::from_secs(60),
+            Jitter::Full,
+        )
+        .unwrap();
+        let b = GiveUpRule::new(p.schedule(), limits);
+        assert!(!b.surely_gives_up(Duration::from_millis(9_999)));
+        assert!(b.surely_gives_up(Duration::from_secs(10)));
+        // Unlimited: never.
+        assert!(!doubling(Limits::default()).surely_gives_up(Duration::MAX));
     }
 }

@@ -198,6 +198,24 @@ impl Schedule {
         &self.policy
     }
 
+    /// The least delay [`Schedule::next_delay`] can draw next, whatever the random draws: the
+    /// lower end of the next jitter range (0 for full jitter, half the curve for equal, the
+    /// base for decorrelated, the curve for additive, 80 % of it for proportional, the curve
+    /// itself without jitter), never more than the cap. Touches neither the schedule nor a
+    /// random generator. Lets a caller know that no retry can fit before a deadline.
+    pub fn least_next_delay(&self) -> Duration {
+        let p = &self.policy;
+        let v = p.expo_secs(self.retry);
+        let secs = match p.jitter {
+            Jitter::None | Jitter::Additive => v,
+            Jitter::Full => 0.0,
+            Jitter::Equal => v / 2.0,
+            Jitter::Decorrelated => p.base,
+            Jitter::Proportional => v * (1.0 - PROPORTIONAL_SPREAD),
+        };
+        to_duration(secs.clamp(0.0, p.cap))
+    }
+
     /// The delay before the next retry, drawn with `rng`; never more than the cap. Only the
     /// jittered modes draw from `rng` (`None` leaves it untouched).
     pub fn next_delay<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Duration {
@@ -400,5 +418,45 @@ mod tests {
         let q = p.with_jitter(Jitter::Full);
         assert_eq!(q.delays(), p.delays());
         assert_eq!(q.jitter(), Jitter::Full);
+    }
+
+    #[test]
+    fn the_least_next_delay_is_the_lower_end_of_each_draw() {
+        // For every mode, curve and list: every delay drawn is at least what the schedule said
+        // before the draw, and for the modes with a fixed lower end it is reached.
+        let exact = [
+            (Jitter::None, [1.0, 2.0, 4.0, 8.0, 10.0]),
+            (Jitter::Full, [0.0; 5]),
+            (Jitter::Equal, [0.5, 1.0, 2.0, 4.0, 5.0]),
+            (Jitter::Decorrelated, [1.0; 5]),
+            (Jitter::Additive, [1.0, 2.0, 4.0, 8.0, 10.0]),
+            (Jitter::Proportional, [0.8, 1.6, 3.2, 6.4, 8.0]),
+        ];
+        for (j, want) in exact {
+            let mut s = policy(1.0, 2.0, 10.0, j).schedule();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+            for (n, &least) in want.iter().enumerate() {
+                let got = s.least_next_delay().as_secs_f64();
+                assert!(
+                    (got - least).abs() < 1e-9,
+                    "{j:?} retry {n}: {got} vs {least}"
+                );
+                let d = s.next_delay(&mut rng).as_secs_f64();
+                assert!(d >= got - 1e-9, "{j:?} retry {n}: {d} < {got}");
+            }
+        }
+        for j in MODES {
+            let listed = Policy::listed(&secs(&[3.0, 0.5, 7.0]), j).unwrap();
+            for p in [policy(0.1, 3.0, 5.0, j), policy(0.0, 2.0, 1.0, j), listed] {
+                let mut s = p.schedule();
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
+                for n in 0..300 {
+                    let least = s.least_next_delay();
+                    assert!(least <= p.cap(), "{j:?} retry {n}");
+                    let d = s.next_delay(&mut rng);
+                    assert!(d >= least, "{j:?} retry {n}: {d:?} < {least:?}");
+                }
+            }
+        }
     }
 }
