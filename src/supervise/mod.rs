@@ -117,10 +117,11 @@ pub fn run(config: &Config) -> Exit {
     // The end, in one order: first what may still turn a success into 125 (the metrics file,
     // the step summary, the step outputs), then what describes the status retry exits with
     // (the annotation), then --chronic's choice to drop or write out what it held (dropped
-    // only for a run that exits 0), then the trace.
-    let exit = supervisor.finish_metrics(exit, result);
+    // only for a run that exits 0), then the metrics file's warnings, then the trace.
+    let (exit, warnings) = supervisor.finish_metrics(exit, result);
     let exit = supervisor.finish_run(exit);
     let exit = supervisor.chronic_finish(exit);
+    supervisor.say_warnings(&warnings);
     supervisor.finish_trace(exit, result)
 }
 

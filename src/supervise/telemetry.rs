@@ -96,23 +96,29 @@ impl Supervisor<'_> {
         }
     }
 
-    /// The end's first write: the metrics file. Returns how retry ends: `exit`, or 125 when a
-    /// success could not be recorded (the reason kept for what describes the end,
-    /// [`Supervisor::late_failure`]).
-    pub(super) fn finish_metrics(&self, exit: Exit, result: RunResult) -> Exit {
+    /// The end's first write: the metrics file. Returns how retry ends (`exit`, or 125 when a
+    /// success could not be recorded, the reason kept for what describes the end), and the
+    /// warnings to say once `--chronic` has settled what it held (a warning never turns a
+    /// success into a failure, so it is not dropped with a successful run's held output).
+    pub(super) fn finish_metrics(&self, exit: Exit, result: RunResult) -> (Exit, Vec<String>) {
         let said = self
             .telemetry
             .borrow_mut()
             .finish_metrics(exit.code(), result);
-        for warning in &said.warnings {
-            self.reporter.warning(warning);
-        }
-        match said.error {
+        let exit = match said.error {
             Some(error) => {
                 self.reporter.error(&error);
                 self.failed_late(exit, &error)
             }
             None => exit,
+        };
+        (exit, said.warnings)
+    }
+
+    /// Says `warnings` (from [`Supervisor::finish_metrics`]).
+    pub(super) fn say_warnings(&self, warnings: &[String]) {
+        for warning in warnings {
+            self.reporter.warning(warning);
         }
     }
 

@@ -134,3 +134,26 @@ fn the_error_annotation_stays_under_4_kib_however_many_attempts() {
         "{line}"
     );
 }
+
+#[test]
+fn chronic_still_says_the_metrics_files_warnings_after_a_success() {
+    // A warning never turns a success into a failure: it is said after --chronic dropped a
+    // successful run's held output, not dropped with it.
+    let dir = tempfile::tempdir().unwrap();
+    let metrics = dir.path().join("job.txt");
+    let out = release()
+        .args(["--chronic", "--metrics-file"])
+        .arg(&metrics)
+        .args(["--", "sh", "-c", "echo out; echo err >&2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(out.stdout.is_empty(), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("retry: warning: --metrics-file "),
+        "{stderr}"
+    );
+    assert!(metrics.exists());
+}
