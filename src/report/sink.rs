@@ -136,7 +136,7 @@ pub(super) fn emit_json(event: &str, elapsed: Duration, run_id: Option<&str>, mu
 
 /// `message` without the ` (os error N)` that Rust's I/O errors add to the system's own words
 /// ("No such file or directory (os error 2)"): the words are for people, the number is not.
-pub(super) fn without_os_error(message: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn without_os_error(message: &str) -> std::borrow::Cow<'_, str> {
     const MARK: &str = " (os error ";
     if !message.contains(MARK) {
         return message.into();

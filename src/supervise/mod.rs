@@ -415,7 +415,9 @@ impl Supervisor<'_> {
         if exit != Exit::Code(0) {
             return exit;
         }
-        self.late_failure.replace(Some(why.to_string()));
+        // As retry's lines say it: the system's words without Rust's " (os error N)".
+        let why = crate::report::without_os_error(why).into_owned();
+        self.late_failure.replace(Some(why));
         Exit::OwnFailure
     }
 
