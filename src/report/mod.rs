@@ -42,9 +42,9 @@ pub use self::escape::escape;
 use self::escape::quote;
 pub use self::live::{next_tick as countdown_next_tick, settle, tick as countdown_tick};
 pub use self::loops::dry_run_loop;
-pub(crate) use self::sink::{without_os_error, write_line};
 use self::sink::{emit_json, write_spans};
 pub use self::sink::{hold_from_now, release_closing, write_raw};
+pub(crate) use self::sink::{without_os_error, write_line};
 pub use self::stopping::StopPlan;
 pub use self::words::{give_up_reason, outcome_words};
 
