@@ -10,9 +10,23 @@
 //! is first a wait of a second or more to show; anywhere else the lines are exactly the ones
 //! logs get, and the wait is one `ppoll` with no periodic wake-up. A frame is `\r`, the line cut
 //! to the terminal's width less one column (asked for at each frame: a resized terminal gets
-//! the next frame right), then `ESC [ K` (erase to the end of the line, ECMA-48 EL). The line
-//! takes the whole terminal line: the last line of an attempt's output that did not end with
-//! a newline is overwritten on the screen (only there: nothing of it is lost in a pipe or file).
+//! the next frame right), then `ESC [ K` (erase to the end of the line, ECMA-48 EL).
+//!
+//! The countdown starts on a line of its own: the attempt writes straight to the terminal, so
+//! retry cannot tell whether it left the cursor at the start of a line (`curl -w
+//! '%{http_code}'` prints `503` and no newline). The first frame is led by zsh's `PROMPT_SP`
+//! technique (zsh's `Src/utils.c`, `preprompt`; <https://zsh.sourceforge.io/Doc/Release/Options.html#index-PROMPT_005fSP>):
+//! as many spaces as the terminal has columns, then `\r`. From the first column they fill the
+//! line exactly and the cursor waits in its last column (the deferred wrap of xterm and its
+//! descendants, terminfo `xenl`), which `\r` cancels: the frame is drawn on that line. From any
+//! other column they wrap onto the next line, and `\r` leaves the cursor at its start: the
+//! attempt's output stays on the screen. Nothing is read from the terminal: asking it where its
+//! cursor is (`ESC [ 6n`) would need its answer read from the input the user types into. The
+//! same lead starts the countdown again when it was not on the screen's current line: after
+//! the terminal's width changed (a terminal that rewraps its lines may have joined the
+//! countdown's line to the output before it; the frame drawn so far is first erased, from its
+//! start, found by moving back as many columns as it took, ECMA-48 CUB).
+//!
 
 use std::io::IsTerminal;
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -39,8 +53,10 @@ struct Live {
     tail: (Vec<u8>, usize),
     /// When the wait ends.
     wake: Instant,
-    /// A frame was written: the final line must overwrite it.
-    drawn: bool,
+    /// The last frame is the terminal's current line: the final line overwrites it.
+    on_line: bool,
+    /// The columns the last frame took, and the terminal's width then.
+    drawn: (usize, usize),
     /// A write failed (the terminal went away): no more frames.
     broken: bool,
 }
@@ -75,7 +91,8 @@ pub(super) fn start(
         head,
         tail,
         wake,
-        drawn: false,
+        on_line: false,
+        drawn: (0, 0),
         broken: false,
     };
     shown.draw(first);
@@ -109,13 +126,12 @@ pub fn settle() {
     let Some(live) = lock().take() else {
         return;
     };
-    if !live.drawn {
+    if !live.on_line {
         let _ = crate::outlet::stderr(&live.normal);
         return;
     }
     let line = live.normal.strip_suffix(b"\n").unwrap_or(&live.normal);
-    let mut bytes = Vec::with_capacity(line.len() + 8);
-    bytes.push(b'\r');
+    let mut bytes = live.lead(width());
     bytes.extend_from_slice(line);
     bytes.extend_from_slice(b"\x1b[K\n");
     let _ = crate::outlet::stderr(&bytes);
@@ -131,19 +147,55 @@ impl Live {
     /// Writes the frame showing `left` as the time left, cut to the terminal's width.
     fn draw(&mut self, left: &str) {
         let middle = format!("; retrying in {left}");
-        let room = width().saturating_sub(1);
+        let width = width();
+        let room = width.saturating_sub(1);
         let fixed = columns(&middle) + self.tail.1;
-        let mut frame = Vec::with_capacity(room + 16);
-        frame.push(b'\r');
+        let mut frame = self.lead(width);
+        let mut taken = 0;
         if fixed + MIN_HEAD <= room {
-            frame.extend_from_slice(cut(&self.head, room - fixed).as_bytes());
+            let head = cut(&self.head, room - fixed);
+            taken = columns(&head) + columns(&middle) + self.tail.1;
+            frame.extend_from_slice(head.as_bytes());
             frame.extend_from_slice(middle.as_bytes());
             frame.extend_from_slice(&self.tail.0);
         }
         frame.extend_from_slice(b"\x1b[K");
         match crate::outlet::stderr(&frame) {
-            Ok(()) => self.drawn = true,
+            Ok(()) => {
+                self.on_line = true;
+                self.drawn = (taken, width);
+            }
             Err(_) => self.broken = true,
+        }
+    }
+
+    /// What takes the cursor to the start of the countdown's line on a terminal `width`
+    /// columns wide: `\r` when the last frame is the current line and the width is the one it
+    /// was drawn at; else a fresh line (the module doc), after erasing the last frame from its
+    /// start when it is the current line.
+    fn lead(&self, width: usize) -> Vec<u8> {
+        if self.on_line && self.drawn.1 == width {
+            return b"\r".to_vec();
+        }
+        let mut lead = Vec::with_capacity(width + 16);
+        if self.on_line {
+            lead = self.back(width);
+            lead.extend_from_slice(b"\x1b[K");
+        }
+        lead.resize(lead.len() + width, b' ');
+        lead.push(b'\r');
+        lead
+    }
+
+    /// What takes the cursor back to the start of the last frame, the current line, on a
+    /// terminal `width` columns wide: `\r` at the width it was drawn at; after a resize, as
+    /// many columns back as it took (`ESC [ N D`; none when it took none), since the terminal
+    /// may have joined its line to the one before.
+    fn back(&self, width: usize) -> Vec<u8> {
+        match self.drawn {
+            (_, at) if at == width => b"\r".to_vec(),
+            (0, _) => Vec::new(),
+            (taken, _) => format!("\x1b[{taken}D").into_bytes(),
         }
     }
 }
