@@ -25,10 +25,20 @@
 //! same lead starts the countdown again when it was not on the screen's current line: after
 //! the terminal's width changed (a terminal that rewraps its lines may have joined the
 //! countdown's line to the output before it; the frame drawn so far is first erased, from its
-//! start, found by moving back as many columns as it took, ECMA-48 CUB).
+//! start, found by moving back as many columns as it took, ECMA-48 CUB) and after retry was
+//! in the background.
 //!
+//! Frames are drawn only while retry's process group is its terminal's foreground group
+//! (`tcgetpgrp`, as git's `progress.c` decides whether to show progress): `retry ... &` from an
+//! interactive shell never draws over the prompt and what the user types there. A countdown
+//! that starts in the background writes the line logs get instead, once; brought to the
+//! foreground (`fg`), the run draws the countdown from the next second on, and erases it at
+//! the end (the line was written). A countdown sent to the background meanwhile (Ctrl-Z, `bg`)
+//! stops drawing and ends with the line logs get. A terminal that is not retry's controlling
+//! terminal (`tcgetpgrp` fails) has no job control: the countdown is drawn there.
 
 use std::io::IsTerminal;
+use std::os::fd::AsFd;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -53,10 +63,14 @@ struct Live {
     tail: (Vec<u8>, usize),
     /// When the wait ends.
     wake: Instant,
-    /// The last frame is the terminal's current line: the final line overwrites it.
+    /// The last frame is the terminal's current line: it was drawn in the foreground, and
+    /// retry has not found itself in the background since. The final line overwrites it.
     on_line: bool,
     /// The columns the last frame took, and the terminal's width then.
     drawn: (usize, usize),
+    /// The line as logs get it was written (the countdown started in the background): the
+    /// final frame is erased instead of being made the line.
+    said: bool,
     /// A write failed (the terminal went away): no more frames.
     broken: bool,
 }
@@ -93,9 +107,17 @@ pub(super) fn start(
         wake,
         on_line: false,
         drawn: (0, 0),
+        said: false,
         broken: false,
     };
-    shown.draw(first);
+    if foreground() {
+        shown.draw(first);
+    } else {
+        match crate::outlet::stderr(&shown.normal) {
+            Ok(()) => shown.said = true,
+            Err(_) => shown.broken = true,
+        }
+    }
     *live = Some(shown);
 }
 
@@ -111,30 +133,58 @@ pub fn next_tick() -> Option<Instant> {
     live.wake.checked_sub(Duration::from_secs(left - 1))
 }
 
-/// Draws the countdown's next frame, the whole seconds left, if one is showing.
+/// Draws the countdown's next frame, the whole seconds left, if one is showing and retry is
+/// in the foreground (in the background: nothing, and the countdown is no longer the current
+/// line).
 pub fn tick() {
     let mut live = lock();
     if let Some(live) = live.as_mut().filter(|l| !l.broken) {
-        let left = whole_seconds_left(live.wake, Instant::now());
-        live.draw(&format_human(Duration::from_secs(left)));
+        if foreground() {
+            let left = whole_seconds_left(live.wake, Instant::now());
+            live.draw(&format_human(Duration::from_secs(left)));
+        } else {
+            live.on_line = false;
+        }
     }
 }
 
 /// Ends the countdown, if one is showing: its frame is replaced by the line logs get (the
-/// whole delay), with its newline. Call before anything else is written to the terminal.
+/// whole delay), with its newline; or erased, when that line was written already. Without a
+/// frame on the current line (none was drawn, or retry is in the background now), the line
+/// logs get, unless written already. Call before anything else is written to the terminal.
 pub fn settle() {
     let Some(live) = lock().take() else {
         return;
     };
-    if !live.on_line {
-        let _ = crate::outlet::stderr(&live.normal);
+    if !(live.on_line && foreground()) {
+        if !live.said {
+            let _ = crate::outlet::stderr(&live.normal);
+        }
         return;
     }
-    let line = live.normal.strip_suffix(b"\n").unwrap_or(&live.normal);
-    let mut bytes = live.lead(width());
-    bytes.extend_from_slice(line);
-    bytes.extend_from_slice(b"\x1b[K\n");
+    let width = width();
+    let bytes = if live.said {
+        let mut bytes = live.back(width);
+        bytes.extend_from_slice(b"\x1b[K");
+        bytes
+    } else {
+        let line = live.normal.strip_suffix(b"\n").unwrap_or(&live.normal);
+        let mut bytes = live.lead(width);
+        bytes.extend_from_slice(line);
+        bytes.extend_from_slice(b"\x1b[K\n");
+        bytes
+    };
     let _ = crate::outlet::stderr(&bytes);
+}
+
+/// Whether retry may draw on stderr's terminal: its process group is the terminal's
+/// foreground group, or the terminal is not retry's controlling one (`tcgetpgrp` fails: no
+/// job control there). git's `progress.c` (`is_foreground_fd`) decides so.
+fn foreground() -> bool {
+    match nix::unistd::tcgetpgrp(std::io::stderr().as_fd()) {
+        Ok(group) => group == nix::unistd::getpgrp(),
+        Err(_) => true,
+    }
 }
 
 /// The whole seconds from `now` to `wake`, rounded up (a millisecond early counts as on time).
