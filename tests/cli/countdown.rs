@@ -222,3 +222,41 @@ fn stderr_on_a_terminal_with_stdout_in_a_pipe_counts_down_and_keeps_stdout_clean
     let seen = String::from_utf8_lossy(&screen.until_closed()).into_owned();
     assert!(seen.contains("retrying in 1s\x1b[K"), "{seen:?}");
 }
+
+#[test]
+fn a_terminal_paused_with_ctrl_s_never_holds_retry_past_a_stop_signal() {
+    // The terminal holds its output (Ctrl-S, XOFF) before the countdown's first write, the
+    // spaces across its 2000 columns and the frame: that write waits; SIGTERM ends retry all
+    // the same, at once.
+    let flags = [
+        "-c", "2h", "-b", "1h", "-j", "none", "-n", "1", "--", "sh", "-c", "exit 1",
+    ];
+    let (mut child, mut master) = retry_on_pty(&flags, &[("TERM", "xterm")], 2000);
+    std::io::Write::write_all(&mut master, b"\x13").unwrap();
+    // The attempt is over and reaped, every thread of retry asleep: in the write or the wait.
+    let pid = child.id() as i32;
+    let waiting = || {
+        let asleep = std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+            tasks.flatten().all(|t| {
+                crate::helpers::proc::stat_at(&t.path().join("stat")).is_none_or(|s| s.state == 'S')
+            })
+        });
+        let childless = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .is_ok_and(|c| c.trim().is_empty());
+        asleep && childless
+    };
+    let start = std::time::Instant::now();
+    while !waiting() {
+        assert!(
+            start.elapsed() < crate::helpers::HANG_LIMIT,
+            "retry never waited"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let sent = std::time::Instant::now();
+    send(child.id(), libc::SIGTERM);
+    let status = wait_with_limit(&mut child);
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    assert!(sent.elapsed() < std::time::Duration::from_secs(20));
+    std::io::Write::write_all(&mut master, b"\x11").unwrap();
+}

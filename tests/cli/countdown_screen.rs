@@ -214,3 +214,23 @@ fn ctrl_z_then_fg_or_bg_during_the_countdown_loses_nothing() {
     );
     assert!(!shows_a_later_frame(after, 4), "{screen}");
 }
+
+#[test]
+fn a_stop_signal_in_the_background_ends_the_wait_at_once_with_the_line_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = shell(dir.path());
+    tmux.type_text(&format!("{} &", command_line("50s")));
+    tmux.press(&["Enter"]);
+    tmux.wait_for_screen("the wait's line", |s| s.contains(&waiting_line("50s")));
+    tmux.type_text("kill %1; wait %1; echo \"status $?\"");
+    let sent = std::time::Instant::now();
+    tmux.press(&["Enter"]);
+    let screen = tmux.wait_for_screen("the job's status", |s| s.contains("status 143"));
+    // Well before the 50 s wait would have ended.
+    assert!(sent.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(screen.matches("retrying in").count(), 1, "{screen}");
+    assert!(
+        screen.contains("retry: stopped by SIGTERM: not retrying"),
+        "{screen}"
+    );
+}
