@@ -227,11 +227,13 @@ impl Live {
         if self.on_line && self.drawn.1 == width {
             return b"\r".to_vec();
         }
-        let mut lead = Vec::with_capacity(width + 16);
-        if self.on_line {
-            lead = self.back(width);
-            lead.extend_from_slice(b"\x1b[K");
-        }
+        let mut lead = if self.on_line {
+            let mut erase = self.back(width);
+            erase.extend_from_slice(b"\x1b[K");
+            erase
+        } else {
+            Vec::new()
+        };
         lead.resize(lead.len() + width, b' ');
         lead.push(b'\r');
         lead
@@ -305,6 +307,28 @@ mod tests {
             (13, 12, 12, 2)
         );
         assert_eq!((at(1000), at(1), at(0)), (1, 1, 1));
+    }
+
+    #[test]
+    fn a_frame_is_led_to_a_line_of_its_own_unless_it_follows_its_own_at_the_same_width() {
+        let mut live = Live {
+            normal: b"line\n".to_vec(),
+            head: "retry: attempt 1".into(),
+            tail: (Vec::new(), 0),
+            wake: Instant::now(),
+            on_line: false,
+            drawn: (0, 0),
+            said: false,
+            broken: false,
+        };
+        assert_eq!(live.lead(4), b"    \r");
+        live.on_line = true;
+        live.drawn = (40, 80);
+        assert_eq!(live.lead(80), b"\r");
+        assert_eq!(live.lead(6), b"\x1b[40D\x1b[K      \r");
+        live.drawn = (0, 80);
+        assert_eq!(live.lead(6), b"\x1b[K      \r");
+        assert_eq!(live.back(80), b"\r");
     }
 
     #[test]
