@@ -10,11 +10,35 @@
 //! is first a wait of a second or more to show; anywhere else the lines are exactly the ones
 //! logs get, and the wait is one `ppoll` with no periodic wake-up. A frame is `\r`, the line cut
 //! to the terminal's width less one column (asked for at each frame: a resized terminal gets
-//! the next frame right), then `ESC [ K` (erase to the end of the line, ECMA-48 EL). The line
-//! takes the whole terminal line: the last line of an attempt's output that did not end with
-//! a newline is overwritten on the screen (only there: nothing of it is lost in a pipe or file).
+//! the next frame right), then `ESC [ K` (erase to the end of the line, ECMA-48 EL).
+//!
+//! The countdown starts on a line of its own: the attempt writes straight to the terminal, so
+//! retry cannot tell whether it left the cursor at the start of a line (`curl -w
+//! '%{http_code}'` prints `503` and no newline). The first frame is led by zsh's `PROMPT_SP`
+//! technique (zsh's `Src/utils.c`, `preprompt`; <https://zsh.sourceforge.io/Doc/Release/Options.html#index-PROMPT_005fSP>):
+//! as many spaces as the terminal has columns, then `\r`. From the first column they fill the
+//! line exactly and the cursor waits in its last column (the deferred wrap of xterm and its
+//! descendants, terminfo `xenl`), which `\r` cancels: the frame is drawn on that line. From any
+//! other column they wrap onto the next line, and `\r` leaves the cursor at its start: the
+//! attempt's output stays on the screen. Nothing is read from the terminal: asking it where its
+//! cursor is (`ESC [ 6n`) would need its answer read from the input the user types into. The
+//! same lead starts the countdown again when it was not on the screen's current line: after
+//! the terminal's width changed (a terminal that rewraps its lines may have joined the
+//! countdown's line to the output before it; the frame drawn so far is first erased, from its
+//! start, found by moving back as many columns as it took, ECMA-48 CUB) and after retry was
+//! in the background.
+//!
+//! Frames are drawn only while retry's process group is its terminal's foreground group
+//! (`tcgetpgrp`, as git's `progress.c` decides whether to show progress): `retry ... &` from an
+//! interactive shell never draws over the prompt and what the user types there. A countdown
+//! that starts in the background writes the line logs get instead, once; brought to the
+//! foreground (`fg`), the run draws the countdown from the next second on, and erases it at
+//! the end (the line was written). A countdown sent to the background meanwhile (Ctrl-Z, `bg`)
+//! stops drawing and ends with the line logs get. A terminal that is not retry's controlling
+//! terminal (`tcgetpgrp` fails) has no job control: the countdown is drawn there.
 
 use std::io::IsTerminal;
+use std::os::fd::AsFd;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -39,8 +63,14 @@ struct Live {
     tail: (Vec<u8>, usize),
     /// When the wait ends.
     wake: Instant,
-    /// A frame was written: the final line must overwrite it.
-    drawn: bool,
+    /// The last frame is the terminal's current line: it was drawn in the foreground, and
+    /// retry has not found itself in the background since. The final line overwrites it.
+    on_line: bool,
+    /// The columns the last frame took, and the terminal's width then.
+    drawn: (usize, usize),
+    /// The line as logs get it was written (the countdown started in the background): the
+    /// final frame is erased instead of being made the line.
+    said: bool,
     /// A write failed (the terminal went away): no more frames.
     broken: bool,
 }
@@ -75,10 +105,19 @@ pub(super) fn start(
         head,
         tail,
         wake,
-        drawn: false,
+        on_line: false,
+        drawn: (0, 0),
+        said: false,
         broken: false,
     };
-    shown.draw(first);
+    if foreground() {
+        shown.draw(first);
+    } else {
+        match crate::outlet::stderr(&shown.normal) {
+            Ok(()) => shown.said = true,
+            Err(_) => shown.broken = true,
+        }
+    }
     *live = Some(shown);
 }
 
@@ -94,31 +133,58 @@ pub fn next_tick() -> Option<Instant> {
     live.wake.checked_sub(Duration::from_secs(left - 1))
 }
 
-/// Draws the countdown's next frame, the whole seconds left, if one is showing.
+/// Draws the countdown's next frame, the whole seconds left, if one is showing and retry is
+/// in the foreground (in the background: nothing, and the countdown is no longer the current
+/// line).
 pub fn tick() {
     let mut live = lock();
     if let Some(live) = live.as_mut().filter(|l| !l.broken) {
-        let left = whole_seconds_left(live.wake, Instant::now());
-        live.draw(&format_human(Duration::from_secs(left)));
+        if foreground() {
+            let left = whole_seconds_left(live.wake, Instant::now());
+            live.draw(&format_human(Duration::from_secs(left)));
+        } else {
+            live.on_line = false;
+        }
     }
 }
 
 /// Ends the countdown, if one is showing: its frame is replaced by the line logs get (the
-/// whole delay), with its newline. Call before anything else is written to the terminal.
+/// whole delay), with its newline; or erased, when that line was written already. Without a
+/// frame on the current line (none was drawn, or retry is in the background now), the line
+/// logs get, unless written already. Call before anything else is written to the terminal.
 pub fn settle() {
     let Some(live) = lock().take() else {
         return;
     };
-    if !live.drawn {
-        let _ = crate::outlet::stderr(&live.normal);
+    if !(live.on_line && foreground()) {
+        if !live.said {
+            let _ = crate::outlet::stderr(&live.normal);
+        }
         return;
     }
-    let line = live.normal.strip_suffix(b"\n").unwrap_or(&live.normal);
-    let mut bytes = Vec::with_capacity(line.len() + 8);
-    bytes.push(b'\r');
-    bytes.extend_from_slice(line);
-    bytes.extend_from_slice(b"\x1b[K\n");
+    let width = width();
+    let bytes = if live.said {
+        let mut bytes = live.back(width);
+        bytes.extend_from_slice(b"\x1b[K");
+        bytes
+    } else {
+        let line = live.normal.strip_suffix(b"\n").unwrap_or(&live.normal);
+        let mut bytes = live.lead(width);
+        bytes.extend_from_slice(line);
+        bytes.extend_from_slice(b"\x1b[K\n");
+        bytes
+    };
     let _ = crate::outlet::stderr(&bytes);
+}
+
+/// Whether retry may draw on stderr's terminal: its process group is the terminal's
+/// foreground group, or the terminal is not retry's controlling one (`tcgetpgrp` fails: no
+/// job control there). git's `progress.c` (`is_foreground_fd`) decides so.
+fn foreground() -> bool {
+    match nix::unistd::tcgetpgrp(std::io::stderr().as_fd()) {
+        Ok(group) => group == nix::unistd::getpgrp(),
+        Err(_) => true,
+    }
 }
 
 /// The whole seconds from `now` to `wake`, rounded up (a millisecond early counts as on time).
@@ -131,19 +197,57 @@ impl Live {
     /// Writes the frame showing `left` as the time left, cut to the terminal's width.
     fn draw(&mut self, left: &str) {
         let middle = format!("; retrying in {left}");
-        let room = width().saturating_sub(1);
+        let width = width();
+        let room = width.saturating_sub(1);
         let fixed = columns(&middle) + self.tail.1;
-        let mut frame = Vec::with_capacity(room + 16);
-        frame.push(b'\r');
+        let mut frame = self.lead(width);
+        let mut taken = 0;
         if fixed + MIN_HEAD <= room {
-            frame.extend_from_slice(cut(&self.head, room - fixed).as_bytes());
+            let head = cut(&self.head, room - fixed);
+            taken = columns(&head) + columns(&middle) + self.tail.1;
+            frame.extend_from_slice(head.as_bytes());
             frame.extend_from_slice(middle.as_bytes());
             frame.extend_from_slice(&self.tail.0);
         }
         frame.extend_from_slice(b"\x1b[K");
         match crate::outlet::stderr(&frame) {
-            Ok(()) => self.drawn = true,
+            Ok(()) => {
+                self.on_line = true;
+                self.drawn = (taken, width);
+            }
             Err(_) => self.broken = true,
+        }
+    }
+
+    /// What takes the cursor to the start of the countdown's line on a terminal `width`
+    /// columns wide: `\r` when the last frame is the current line and the width is the one it
+    /// was drawn at; else a fresh line (the module doc), after erasing the last frame from its
+    /// start when it is the current line.
+    fn lead(&self, width: usize) -> Vec<u8> {
+        if self.on_line && self.drawn.1 == width {
+            return b"\r".to_vec();
+        }
+        let mut lead = if self.on_line {
+            let mut erase = self.back(width);
+            erase.extend_from_slice(b"\x1b[K");
+            erase
+        } else {
+            Vec::new()
+        };
+        lead.resize(lead.len() + width, b' ');
+        lead.push(b'\r');
+        lead
+    }
+
+    /// What takes the cursor back to the start of the last frame, the current line, on a
+    /// terminal `width` columns wide: `\r` at the width it was drawn at; after a resize, as
+    /// many columns back as it took (`ESC [ N D`; none when it took none), since the terminal
+    /// may have joined its line to the one before.
+    fn back(&self, width: usize) -> Vec<u8> {
+        match self.drawn {
+            (_, at) if at == width => b"\r".to_vec(),
+            (0, _) => Vec::new(),
+            (taken, _) => format!("\x1b[{taken}D").into_bytes(),
         }
     }
 }
@@ -203,6 +307,28 @@ mod tests {
             (13, 12, 12, 2)
         );
         assert_eq!((at(1000), at(1), at(0)), (1, 1, 1));
+    }
+
+    #[test]
+    fn a_frame_is_led_to_a_line_of_its_own_unless_it_follows_its_own_at_the_same_width() {
+        let mut live = Live {
+            normal: b"line\n".to_vec(),
+            head: "retry: attempt 1".into(),
+            tail: (Vec::new(), 0),
+            wake: Instant::now(),
+            on_line: false,
+            drawn: (0, 0),
+            said: false,
+            broken: false,
+        };
+        assert_eq!(live.lead(4), b"    \r");
+        live.on_line = true;
+        live.drawn = (40, 80);
+        assert_eq!(live.lead(80), b"\r");
+        assert_eq!(live.lead(6), b"\x1b[40D\x1b[K      \r");
+        live.drawn = (0, 80);
+        assert_eq!(live.lead(6), b"\x1b[K      \r");
+        assert_eq!(live.back(80), b"\r");
     }
 
     #[test]

@@ -9,16 +9,14 @@
 //! candidate, or reads the line back through a key bound to write it to a file: keys are
 //! handled in order, so the line read is the one after the completion, with no sleeps.
 
-mod tmux;
-
 use std::ffi::OsString;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use self::tmux::Tmux;
 use crate::helpers::HANG_LIMIT;
+use crate::helpers::tmux::Tmux;
 
 /// What each shell shows as its prompt.
 const PROMPT: &str = "ready> ";

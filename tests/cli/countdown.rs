@@ -1,7 +1,8 @@
 //! The countdown on a terminal (a real pty): while retry waits, the failed attempt's line is
 //! redrawn in place with the time left, cut to the terminal's width (read again at each frame,
-//! so a resize is followed), and finalised as the line logs get before the next attempt's
-//! first byte; a signal ends it at once with the line whole. Off a terminal (a pipe, a file, or
+//! so a resize is followed), on a line of its own (spaces across the terminal, then a carriage
+//! return: see countdown_screen.rs for what a terminal shows), and finalised as the line logs
+//! get before the next attempt's first byte; a signal ends it at once with the line whole. Off a terminal (a pipe, a file, or
 //! a terminal with TERM=dumb) the lines are the logs' own: no carriage return, no escape.
 //! All through the release build, the binary users run.
 
@@ -41,6 +42,18 @@ fn between<'a>(seen: &'a [u8], from: &[u8], to: &[u8]) -> &'a [u8] {
     &rest[..end]
 }
 
+/// What starts the countdown on a line of its own on a terminal `columns` wide: as many spaces,
+/// then a carriage return.
+fn lead(columns: usize) -> String {
+    format!("{}\r", " ".repeat(columns))
+}
+
+/// `wait` without the `lead` it starts with; panics if it does not.
+fn after_lead<'a>(wait: &'a [u8], lead: &str) -> &'a [u8] {
+    wait.strip_prefix(lead.as_bytes())
+        .unwrap_or_else(|| panic!("no lead: {:?}", String::from_utf8_lossy(wait)))
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
@@ -53,7 +66,7 @@ fn the_wait_counts_down_in_place_and_is_final_before_the_next_attempt() {
     // Between the first attempt's line and the second's: frames only, each the attempt's line
     // with the time left, the last the line logs get, ended by its newline (the terminal
     // turns it into CR LF) right before the next attempt's first byte.
-    let wait = between(&seen, b"attempt 1\r\n", b"attempt 2");
+    let wait = after_lead(between(&seen, b"attempt 1\r\n", b"attempt 2"), &lead(120));
     assert!(
         wait.ends_with(b"retrying in 3.5s\x1b[K\r\n"),
         "{:?}",
@@ -100,7 +113,15 @@ fn frames_fit_the_terminal_and_follow_a_resize() {
     resize(&master, 30);
     let seen = screen.until_closed();
     assert_eq!(wait_with_limit(&mut child).code(), Some(1));
-    let wait = between(&seen, b"attempt 1\r\n", b"attempt 2");
+    let wait = after_lead(between(&seen, b"attempt 1\r\n", b"attempt 2"), &lead(50));
+    // After the resize the countdown starts afresh: the last frame (49 columns) is erased from
+    // its start, then a line of its own at the new width. Once.
+    let relead = format!("\x1b[K\x1b[49D\x1b[K{}", lead(30));
+    let at = find(wait, relead.as_bytes())
+        .unwrap_or_else(|| panic!("no fresh line: {:?}", String::from_utf8_lossy(wait)));
+    let rest = &wait[at + relead.len()..];
+    assert!(find(rest, b"D\x1b[K").is_none(), "{rest:?}");
+    let wait = [&wait[..at], b"\x1b[K\r", rest].concat();
     let all = frames(&wait[..wait.len() - 1]);
     let (last, drawn) = all.split_last().unwrap();
     // Every frame but the final line fits in the width less a column, the attempt's
@@ -200,4 +221,42 @@ fn stderr_on_a_terminal_with_stdout_in_a_pipe_counts_down_and_keeps_stdout_clean
     assert_eq!(stdout, "attempt 1\nattempt 2\n");
     let seen = String::from_utf8_lossy(&screen.until_closed()).into_owned();
     assert!(seen.contains("retrying in 1s\x1b[K"), "{seen:?}");
+}
+
+#[test]
+fn a_terminal_paused_with_ctrl_s_never_holds_retry_past_a_stop_signal() {
+    // The terminal holds its output (Ctrl-S, XOFF) before the countdown's first write, the
+    // spaces across its 2000 columns and the frame: that write waits; SIGTERM ends retry all
+    // the same, at once.
+    let flags = [
+        "-c", "2h", "-b", "1h", "-j", "none", "-n", "1", "--", "sh", "-c", "exit 1",
+    ];
+    let (mut child, mut master) = retry_on_pty(&flags, &[("TERM", "xterm")], 2000);
+    std::io::Write::write_all(&mut master, b"\x13").unwrap();
+    // The attempt is over and reaped, every thread of retry asleep: in the write or the wait.
+    let pid = child.id() as i32;
+    let waiting = || {
+        let asleep = std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+            tasks.flatten().all(|t| {
+                crate::helpers::proc::stat_at(&t.path().join("stat")).is_none_or(|s| s.state == 'S')
+            })
+        });
+        let childless = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .is_ok_and(|c| c.trim().is_empty());
+        asleep && childless
+    };
+    let start = std::time::Instant::now();
+    while !waiting() {
+        assert!(
+            start.elapsed() < crate::helpers::HANG_LIMIT,
+            "retry never waited"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let sent = std::time::Instant::now();
+    send(child.id(), libc::SIGTERM);
+    let status = wait_with_limit(&mut child);
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    assert!(sent.elapsed() < std::time::Duration::from_secs(20));
+    std::io::Write::write_all(&mut master, b"\x11").unwrap();
 }

@@ -1,7 +1,8 @@
 //! Shared helpers: the binary under test (hermetic: no caller's `RETRY_*`, `GITHUB_*`, `OTEL_*`), time
 //! limits, waiting on files instead of sleeps, and the check that retry refused its input. The
-//! submodules hold the one HTTP test server ([`http`]), the one pty launcher ([`pty`]), the
-//! one `/proc/PID/stat` reader ([`proc`]) and the release build ([`release`]).
+//! submodules hold the one HTTP test server ([`http`]), the one pty launcher ([`pty`]), the one
+//! terminal emulator driven by keys and read as a screen ([`tmux`]), the one `/proc/PID/stat`
+//! reader ([`proc`]) and the release build ([`release`]).
 
 pub mod http;
 pub mod jammed;
@@ -11,6 +12,7 @@ pub mod prometheus;
 pub mod pty;
 pub mod release;
 pub mod seccomp;
+pub mod tmux;
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;

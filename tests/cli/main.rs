@@ -14,6 +14,7 @@ mod closing;
 mod colour;
 mod completions;
 mod countdown;
+mod countdown_screen;
 mod dry_run;
 mod ecosystem;
 mod env_file;

@@ -1,5 +1,6 @@
 //! An interactive program under tmux, on a tmux server of its own: keys typed into it, its
-//! screen read back as text (tmux renders the terminal, so no escape sequences to parse).
+//! screen read back as text (tmux renders the terminal, so no escape sequences to parse), its
+//! window resized as a user resizes a terminal emulator's.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,17 @@ impl Tmux {
     /// on a tmux server listening at `socket` (no tmux configuration read). If `argv` exits,
     /// its last screen stays readable.
     pub fn start(socket: &Path, argv: &[&str], env: &[(&str, OsString)], dir: &Path) -> Tmux {
+        Tmux::start_sized(socket, argv, env, dir, (200, 50))
+    }
+
+    /// [`Tmux::start`] on a terminal of `size` (columns, rows).
+    pub fn start_sized(
+        socket: &Path,
+        argv: &[&str],
+        env: &[(&str, OsString)],
+        dir: &Path,
+        size: (u16, u16),
+    ) -> Tmux {
         let tmux = Tmux {
             socket: socket.to_path_buf(),
         };
@@ -30,17 +42,11 @@ impl Tmux {
             .arg(socket)
             .arg("-f")
             .arg(&config)
-            .args([
-                "new-session",
-                "-d",
-                "-x",
-                "200",
-                "-y",
-                "50",
-                "-s",
-                "t",
-                "-c",
-            ])
+            .args(["new-session", "-d", "-x"])
+            .arg(size.0.to_string())
+            .arg("-y")
+            .arg(size.1.to_string())
+            .args(["-s", "t", "-c"])
             .arg(dir)
             .args(argv);
         check(&run(&mut cmd), "tmux new-session");
@@ -59,9 +65,22 @@ impl Tmux {
         self.tmux(&args);
     }
 
+    /// Makes the terminal `columns` wide, as a user widening or narrowing the window (the
+    /// program gets SIGWINCH; tmux rewraps the lines it wrapped).
+    pub fn resize(&self, columns: u16) {
+        self.tmux(&["resize-window", "-t", "t", "-x", &columns.to_string()]);
+    }
+
     /// The screen now, as text: one line per row, trailing blanks trimmed.
     pub fn screen(&self) -> String {
         let out = self.tmux(&["capture-pane", "-p", "-t", "t"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// What the terminal holds now, the lines scrolled off the top first (tmux scrolls when a
+    /// dead pane's notice is written at the bottom), as [`Tmux::screen`] gives the screen.
+    pub fn scrollback(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-S", "-", "-t", "t"]);
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
