@@ -52,7 +52,7 @@ pub enum StoreError {
         /// Why (never containing the URL or the password; possibly the server's own words).
         reason: String,
     },
-    /// A stop signal (INT, TERM, HUP, QUIT) arrived while the store was waited for: the run
+    /// A stop signal ([`crate::signals::STOP_SIGNALS`]) arrived while the store was waited for: the run
     /// is ending by it. No warning: retry reports the signal itself.
     Stopped,
 }

@@ -91,8 +91,10 @@ pub const EXIT_STATUSES: &[ExitStatus] = &[
         short: "the last attempt died of signal N: retry dies of it too (a shell shows 128+N)",
         long: "The last attempt died of signal N: retry dies of the same signal (without a \
                core dump), so the caller sees what it would have seen without retry (a shell \
-               shows 128+N). So does a stop signal (INT, TERM, HUP, QUIT) that reaches retry \
-               between attempts.",
+               shows 128+N). So does a stop signal that reaches retry between attempts: any \
+               signal whose default action ends a process but KILL, USR1, USR2 and the \
+               real-time signals (which are passed on to a running attempt and retrying goes \
+               on).",
     },
     ExitStatus {
         status: "75",
@@ -105,9 +107,10 @@ pub const EXIT_STATUSES: &[ExitStatus] = &[
     ExitStatus {
         status: "124, 137",
         short: "the last attempt timed out (137: KILL was needed)",
-        long: "The last attempt was stopped at its --timeout, --idle-timeout or the --deadline: \
-               124 if TERM ended it, 137 (retry dies of KILL) if KILL was needed after \
-               --kill-after, as timeout(1).",
+        long: "The last attempt was stopped at its --timeout, --idle-timeout or the --deadline, \
+               or by SIGALRM sent to retry (its timer, as timeout(1)'s; not retried): 124 if \
+               TERM ended it, 137 (retry dies of KILL) if KILL was needed after --kill-after, \
+               as timeout(1).",
     },
     ExitStatus {
         status: "125",

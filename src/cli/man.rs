@@ -221,8 +221,32 @@ fn sections(command: &clap::Command) -> Roff {
     );
     item(
         &mut r,
-        [bold("USR1"), roman(", "), bold("USR2")],
+        [bold("ALRM")],
+        "retry's timer, as timeout(1)'s: the running attempt is stopped as at its --timeout \
+         (TERM or --signal to its whole tree, KILL after --kill-after), is not retried, and \
+         retry exits 124 (137). During a wait: retry ends at once, by ALRM.",
+    );
+    item(
+        &mut r,
+        [
+            bold("USR1"),
+            roman(", "),
+            bold("USR2"),
+            roman(", "),
+            bold("RTMIN"),
+            roman(".."),
+            bold("RTMAX"),
+        ],
         "Passed on to the running attempt; retrying goes on. Dropped during a wait.",
+    );
+    item(
+        &mut r,
+        [roman("any other")],
+        "Every other signal whose default action ends a process (VTALRM, PROF, XCPU, XFSZ, \
+         ABRT, SYS, TRAP, and BUS, SEGV, ILL, FPE sent by kill; STKFLT, PWR, IO on Linux; EMT \
+         on macOS and FreeBSD) is a stop, as INT, TERM, HUP and QUIT. PIPE is ignored. Only \
+         KILL ends retry while an attempt runs on, and its process gets KILL too where the \
+         system allows (Linux, FreeBSD).",
     );
     item(
         &mut r,

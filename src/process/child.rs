@@ -29,10 +29,6 @@ pub enum Stdio {
     Closed,
 }
 
-/// Signals whose disposition the child sets before exec: retry's handlers (portable signals)
-/// back to the default, then SIGPIPE and SIGCHLD as they were at start. At most this many.
-const MAX_DISPOSITIONS: usize = 16;
-
 /// Everything the child needs, prepared before the clone or fork.
 #[derive(Debug)]
 pub struct Prepared {
@@ -58,9 +54,10 @@ pub struct Prepared {
     pub(super) stdio: [Stdio; 3],
     /// retry's pid, for the parent-death race check.
     parent: libc::pid_t,
-    /// The dispositions to set before exec, in order; the first `dispositions_len` are used.
-    dispositions: [(c_int, libc::sighandler_t); MAX_DISPOSITIONS],
-    dispositions_len: usize,
+    /// The dispositions to set before exec, in order: retry's handlers (portable signals, as
+    /// many as the system has real-time signals) back to the default, then SIGPIPE and SIGCHLD
+    /// as they were at start. Made before the clone or fork: the child only reads it.
+    dispositions: Vec<(c_int, libc::sighandler_t)>,
 }
 
 const SH: &std::ffi::CStr = c"/bin/sh";
@@ -120,18 +117,11 @@ impl Prepared {
         // signalfd; exec would reset them anyway, but a signal arriving between the unmasking
         // and exec must not run retry's handler in the child), then SIGPIPE and SIGCHLD as
         // they were at start, which overrides a handler for SIGCHLD.
-        let mut dispositions = [(0, libc::SIG_DFL); MAX_DISPOSITIONS];
-        let mut dispositions_len = 0;
-        let caught = crate::signals::caught();
-        for (slot, (signal, handler)) in dispositions.iter_mut().zip(
-            caught
-                .iter()
-                .map(|&s| (s, libc::SIG_DFL))
-                .chain(super::dispositions::for_children()),
-        ) {
-            *slot = (signal, handler);
-            dispositions_len += 1;
-        }
+        let dispositions = crate::signals::caught()
+            .into_iter()
+            .map(|s| (s, libc::SIG_DFL))
+            .chain(super::dispositions::for_children())
+            .collect();
         Ok(Prepared {
             searched: !program.as_bytes().contains(&b'/'),
             candidates,
@@ -145,7 +135,6 @@ impl Prepared {
             // SAFETY: getpid has no preconditions.
             parent: unsafe { libc::getpid() },
             dispositions,
-            dispositions_len,
         })
     }
 }
@@ -272,7 +261,7 @@ pub(super) unsafe fn setup_and_exec(plan: &Prepared) -> (c_int, bool) {
         if libc::getppid() != plan.parent {
             return (libc::ESRCH, true);
         }
-        for &(signal, handler) in &plan.dispositions[..plan.dispositions_len] {
+        for &(signal, handler) in &plan.dispositions {
             libc::signal(signal, handler);
         }
         if plan.own_group && libc::setpgid(0, 0) != 0 {

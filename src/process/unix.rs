@@ -16,7 +16,6 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
 
 use nix::errno::Errno;
-use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::{Pid, getpgrp, tcgetpgrp};
 
 /// Where an attempt's processes live.
@@ -83,14 +82,12 @@ impl Attempt {
 
     /// Passes `signal` on to the attempt: its process group in [`GroupMode::Own`], the child
     /// itself in [`GroupMode::Shared`] (the group there holds retry too).
+    /// Raw numbers, so that real-time signals (`SIGRTMIN..=SIGRTMAX`) pass too.
     pub fn forward(&self, signal: i32) {
-        let Ok(sig) = Signal::try_from(signal) else {
-            return;
-        };
-        let _ = match self.mode {
-            GroupMode::Own => killpg(self.pid, sig),
-            GroupMode::Shared => kill(self.pid, sig),
-        };
+        match self.mode {
+            GroupMode::Own => send_group(self.pid, signal),
+            GroupMode::Shared => send(self.pid, signal),
+        }
     }
 
     /// The process group mode the attempt was started in.

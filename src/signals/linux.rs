@@ -15,14 +15,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use nix::poll::{PollFd, PollFlags, ppoll};
-use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::time::TimeSpec;
 
 use super::{Event, Ready};
-
-/// `si_code` of a signal sent by the kernel (a terminal's Ctrl-C, Ctrl-\ or hangup).
-const SI_KERNEL: i32 = 0x80;
 
 /// The signalfd, and the pidfd of the child being watched.
 #[derive(Debug)]
@@ -41,15 +38,10 @@ impl Events {
     pub fn listen() -> io::Result<Events> {
         super::clear_mask()?;
         super::reap_own_children();
-        let mut set = SigSet::empty();
-        let mut stops = SigSet::empty();
-        for s in super::wanted() {
-            let signal = Signal::try_from(s).map_err(io::Error::from)?;
-            set.add(signal);
-            if super::STOP_SIGNALS.contains(&s) {
-                stops.add(signal);
-            }
-        }
+        let wanted = super::wanted();
+        // Raw sets: nix's `Signal` has no real-time signals.
+        let set = raw_set(wanted.iter().copied());
+        let stops = raw_set(wanted.iter().copied().filter(|&s| super::is_stop(s)));
         pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)?;
         let signals = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
         // A second signalfd for the stop signals alone, never read: it is readable exactly
@@ -127,14 +119,29 @@ impl Events {
         Some(if signal == libc::SIGCHLD {
             Event::Child
         } else {
-            if super::STOP_SIGNALS.contains(&signal) {
+            if super::is_stop(signal) {
                 STOP_READ.store(true, Ordering::Release);
             }
             Event::Signal {
                 signal,
-                from_kernel: info.ssi_code == SI_KERNEL,
+                from_kernel: super::from_terminal(signal, info.ssi_code),
             }
         })
+    }
+}
+
+/// The set of signal numbers `signals` (real-time ones included; a number that is no signal
+/// is left out).
+fn raw_set(signals: impl Iterator<Item = i32>) -> SigSet {
+    // SAFETY: sigset_t is plain data, initialised by sigemptyset before sigaddset fills it;
+    // nix's SigSet wraps exactly such a set.
+    unsafe {
+        let mut raw: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut raw);
+        for signal in signals {
+            libc::sigaddset(&mut raw, signal);
+        }
+        SigSet::from_sigset_t_unchecked(raw)
     }
 }
 

@@ -38,8 +38,9 @@ static EVENT_WRITE: AtomicI32 = AtomicI32::new(-1);
 static STOP_WRITE: AtomicI32 = AtomicI32::new(-1);
 /// A stop signal has arrived (it ends the run: the flag is never cleared).
 static STOPPED: AtomicBool = AtomicBool::new(false);
-/// Bit `n` set: retry's handler is installed for signal `n`.
-static CAUGHT: AtomicU64 = AtomicU64::new(0);
+/// Bit `n % 64` of word `n / 64` set: retry's handler is installed for signal `n` (up to 127:
+/// FreeBSD's real-time signals reach 126).
+static CAUGHT: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 /// The event loop's side: the pipe's read end and the waiter.
 #[derive(Debug)]
@@ -139,8 +140,11 @@ fn drain(read: BorrowedFd<'_>, queued: &mut VecDeque<Event>) {
 
 /// The signals retry's handler is installed for (empty before [`Events::listen`]).
 pub(super) fn caught() -> Vec<i32> {
-    let bits = CAUGHT.load(Ordering::Relaxed);
-    (1..64).filter(|n| bits & (1 << n) != 0).collect()
+    (1..128)
+        .filter(|&n: &c_int| {
+            CAUGHT[(n / 64) as usize].load(Ordering::Relaxed) & (1 << (n % 64)) != 0
+        })
+        .collect()
 }
 
 /// Makes a pipe once per process, non-blocking and close-on-exec at both ends.
@@ -170,12 +174,22 @@ fn install(signal: c_int) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
     }
-    CAUGHT.fetch_or(1 << signal, Ordering::Relaxed);
+    let Some(word) = usize::try_from(signal / 64)
+        .ok()
+        .and_then(|w| CAUGHT.get(w))
+    else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    word.fetch_or(1 << (signal % 64), Ordering::Relaxed);
     Ok(())
 }
 
 /// The handler: a record into the event pipe; for a stop signal, the flag and a byte into the
-/// stop pipe. Async-signal-safe; `errno` is kept as it was.
+/// stop pipe. A fault of retry's own (BUS, SEGV, ILL, FPE, TRAP, SYS sent by the kernel for
+/// an instruction of retry's, not by `kill`) instead gets its default action back and is
+/// raised again, so that retry dies of it as it would have without the handler (returning
+/// would run the faulting instruction again, for ever). Async-signal-safe; `errno` is kept as
+/// it was.
 extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mut c_void) {
     let errno = errno_location();
     // SAFETY: errno_location points to this thread's errno.
@@ -186,7 +200,18 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mu
         // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO (null checked anyway).
         unsafe { (*info).si_code }
     };
-    if super::STOP_SIGNALS.contains(&signal) {
+    if is_fault(signal, code) {
+        // SAFETY: signal and raise are async-signal-safe; SIG_DFL installs no handler. The
+        // raised signal stays pending (every signal is blocked while the handler runs) and
+        // ends the process with its default action as the handler returns.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+            *errno = saved;
+        }
+        return;
+    }
+    if super::is_stop(signal) {
         STOPPED.store(true, Ordering::Release);
         let fd = STOP_WRITE.load(Ordering::Acquire);
         // SAFETY: write of one byte from a static to a descriptor of ours (or -1: EBADF).
@@ -194,7 +219,7 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mu
     }
     let record = [
         u8::try_from(signal).unwrap_or(0),
-        u8::from(super::from_kernel(code)),
+        u8::from(super::from_terminal(signal, code)),
     ];
     let fd = EVENT_WRITE.load(Ordering::Acquire);
     // SAFETY: write of a local buffer to a descriptor of ours (or -1: EBADF). A full pipe
@@ -202,6 +227,25 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mu
     unsafe { libc::write(fd, record.as_ptr().cast(), record.len()) };
     // SAFETY: as above.
     unsafe { *errno = saved };
+}
+
+/// Whether `signal` with `si_code` `code` is a fault the kernel raised for an instruction of
+/// retry's own: a fault signal with a positive code below the `SI_USER`.. range of macOS and
+/// FreeBSD (`SEGV_MAPERR`, `BUS_ADRERR`, `ILL_ILLOPC`, `FPE_INTDIV`, `TRAP_BRKPT`,
+/// `SYS_SECCOMP` and Linux's `SI_KERNEL` are; `SI_USER` (0 on Linux, 0x10001 on the BSDs),
+/// `SI_QUEUE` and `SI_TKILL` (negative) are not), as POSIX's `<signal.h>` lists the codes
+/// (<https://pubs.opengroup.org/onlinepubs/9699919799/basedefs/signal.h.html>).
+fn is_fault(signal: c_int, code: c_int) -> bool {
+    [
+        libc::SIGBUS,
+        libc::SIGSEGV,
+        libc::SIGILL,
+        libc::SIGFPE,
+        libc::SIGTRAP,
+        libc::SIGSYS,
+    ]
+    .contains(&signal)
+        && (1..0x10000).contains(&code)
 }
 
 /// This thread's `errno`.

@@ -11,7 +11,7 @@ use crate::duration::seconds_value;
 use crate::pipeline::{AttemptIo, RunIo};
 use crate::process::{self, Ended};
 use crate::report::HookEnd;
-use crate::signals::{Event, PASS_ON_SIGNALS};
+use crate::signals::{Event, passed_on};
 use crate::status::{self, KILLED, TIMED_OUT};
 
 impl Supervisor<'_> {
@@ -93,8 +93,18 @@ impl Supervisor<'_> {
         let mut interrupted = None;
         let ended = loop {
             match self.next_event(stop.wake()) {
-                Some(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {
+                Some(Event::Signal { signal, .. }) if passed_on(signal) => {
                     hook.forward(signal);
+                }
+                // retry's timer: the hook is stopped as at the deadline, and retry ends by it.
+                Some(Event::Signal { signal, .. }) if signal == crate::signals::ALARM => {
+                    interrupted = Some(signal);
+                    if !stop.term_sent
+                        && let Some(step) = stop.escalate(grace)
+                    {
+                        stopped = true;
+                        hook.stop_tree(step.signal());
+                    }
                 }
                 Some(Event::Signal { signal, .. }) => {
                     interrupted = Some(signal);

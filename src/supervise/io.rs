@@ -18,7 +18,7 @@ use super::{AttemptEnd, Supervisor, exit_for};
 use crate::codes::signal_name;
 use crate::pipeline::{AttemptIo, AttemptReport, Rest, Tasks};
 use crate::process;
-use crate::signals::{Event, PASS_ON_SIGNALS};
+use crate::signals::{Event, passed_on};
 use crate::status::Exit;
 
 /// After a stop signal, how long retry still waits for an attempt's I/O (what is left in its
@@ -66,7 +66,7 @@ impl Supervisor<'_> {
             // The threads wake this channel when they end (a SIGCHLD to retry).
             match self.events.wait(None) {
                 Some(Event::Child) | None => process::reap_strays(),
-                Some(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {}
+                Some(Event::Signal { signal, .. }) if passed_on(signal) => {}
                 Some(Event::Signal { signal, .. }) => *interrupted = Some(signal),
             }
         }

@@ -28,7 +28,7 @@ use crate::config::Config;
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, LaunchError, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
-use crate::signals::{Event, Events, PASS_ON_SIGNALS};
+use crate::signals::{self, Event, Events, passed_on};
 use crate::status::Exit;
 use protect::Protection;
 use stop::{Step, Stopping};
@@ -169,7 +169,7 @@ struct Supervisor<'a> {
 struct AttemptEnd {
     outcome: Outcome,
     ran: Duration,
-    /// A stop signal (INT, TERM, HUP, QUIT) retry received while the attempt ran.
+    /// A stop signal ([`signals::STOP_SIGNALS`]) retry received while the attempt ran.
     interrupted: Option<i32>,
     /// What its piped I/O came to (empty without pipeline flags).
     io: AttemptReport,
@@ -520,8 +520,22 @@ impl Supervisor<'_> {
                         break ended;
                     }
                 }
-                Some(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {
+                Some(Event::Signal { signal, .. }) if passed_on(signal) => {
                     child.forward(signal);
+                }
+                // retry's timer, as `timeout`'s: the attempt is stopped as at its timeout (the
+                // stop signal to its whole tree, KILL after the grace; 124 or 137), and not
+                // retried. Once it is being stopped, the plan stands.
+                Some(Event::Signal { signal, .. }) if signal == signals::ALARM => {
+                    interrupted = Some(signal);
+                    if stopped_by.is_none() {
+                        stopped_by = Some((StopReason::Timeout, started.elapsed()));
+                        if stop.term_sent {
+                            child.stop_tree(self.config.stop_signal.number());
+                        } else if let Some(step) = stop.escalate(self.config.kill_after) {
+                            child.stop_tree(step.signal());
+                        }
+                    }
                 }
                 Some(Event::Signal {
                     signal,

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::Supervisor;
 use crate::process::{self, Attempt};
-use crate::signals::{Event, PASS_ON_SIGNALS};
+use crate::signals::{Event, passed_on};
 
 /// How often what is left of a step is looked for again while it is being stopped: those
 /// processes need not be retry's children, so their end sends retry no SIGCHLD.
@@ -123,7 +123,8 @@ impl Supervisor<'_> {
     /// or session. They get TERM and CONT, unless `stop` already sent TERM to the whole tree,
     /// then KILL when `stop`'s grace (`--kill-after`, counted from its first TERM) ends, and
     /// retry waits until none is left.
-    /// Returns a stop signal (INT, TERM, HUP, QUIT) that arrived meanwhile; it is passed on.
+    /// Returns a stop signal ([`crate::signals::STOP_SIGNALS`]) that arrived meanwhile; it is
+    /// passed on (ALRM, retry's timer, is not: they are being stopped already).
     pub(super) fn stop_leftovers(&self, step: &Attempt, mut stop: Stopping) -> Option<i32> {
         if !step.rest_alive() {
             return None;
@@ -153,7 +154,11 @@ impl Supervisor<'_> {
             let wake = stop.wake().map_or(poll, |t| t.min(poll));
             match self.next_event(Some(wake)) {
                 Some(Event::Child) | None => process::reap_strays(),
-                Some(Event::Signal { signal, .. }) if PASS_ON_SIGNALS.contains(&signal) => {}
+                Some(Event::Signal { signal, .. }) if passed_on(signal) => {}
+                // ALRM, retry's timer: what is left is being stopped already.
+                Some(Event::Signal { signal, .. }) if signal == crate::signals::ALARM => {
+                    interrupted.get_or_insert(signal);
+                }
                 Some(Event::Signal { signal, .. }) => {
                     interrupted.get_or_insert(signal);
                     step.signal_rest(signal);

@@ -5,11 +5,12 @@ use std::time::Instant;
 
 use super::Supervisor;
 use crate::process;
-use crate::signals::{Event, PASS_ON_SIGNALS};
+use crate::signals::{Event, passed_on};
 
 impl Supervisor<'_> {
     /// Waits until `wake` (`None`: forever), reaping strays. A stop signal ends the wait
-    /// with `Err(signal)`; USR1 and USR2 have no attempt to go to and are dropped.
+    /// with `Err(signal)`; USR1, USR2 and the real-time signals have no attempt to go to and
+    /// are dropped.
     /// On a terminal the wait also redraws the countdown once a second
     /// ([`crate::report::countdown_tick`]); it is finalised when the wait ends, however it ends.
     pub(super) fn wait(&self, wake: Option<Instant>) -> Result<(), i32> {
@@ -36,7 +37,7 @@ impl Supervisor<'_> {
             };
             match event {
                 Event::Child => process::reap_strays(),
-                Event::Signal { signal, .. } if PASS_ON_SIGNALS.contains(&signal) => {}
+                Event::Signal { signal, .. } if passed_on(signal) => {}
                 Event::Signal { signal, .. } => return Err(signal),
             }
         }
@@ -48,7 +49,7 @@ impl Supervisor<'_> {
         while let Some(event) = self.events.try_next() {
             match event {
                 Event::Child => process::reap_strays(),
-                Event::Signal { signal, .. } if PASS_ON_SIGNALS.contains(&signal) => {}
+                Event::Signal { signal, .. } if passed_on(signal) => {}
                 Event::Signal { signal, .. } => return Some(signal),
             }
         }

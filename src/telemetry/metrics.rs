@@ -17,7 +17,7 @@ pub enum RunResult {
     GaveUp,
     /// The circuit breaker or the retry budget refused the run before its first attempt.
     Refused,
-    /// A stop signal (INT, TERM, HUP, QUIT) ended the run.
+    /// A stop signal ([`crate::signals::STOP_SIGNALS`]) ended the run.
     Stopped,
 }
 

@@ -22,6 +22,7 @@ mod events;
 mod fake_redis;
 #[cfg(target_os = "linux")]
 mod fallbacks;
+mod fatal_signals;
 mod faults;
 mod faults_edges;
 mod faults_io;
