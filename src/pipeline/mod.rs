@@ -53,6 +53,19 @@ fn grow_pipe<F: AsFd>(fd: &F) {
     let _ = fd;
 }
 
+/// Whether `a` and `b` are the same open file, pipe or terminal (`fstat`: the same device and
+/// inode), as retry's stdout and stderr are under `2>&1`, in a cron job whose mail takes both,
+/// or on a terminal. `false` when either cannot be looked at.
+fn same_file<A: AsFd, B: AsFd>(a: &A, b: &B) -> bool {
+    match (
+        nix::sys::stat::fstat(a.as_fd()),
+        nix::sys::stat::fstat(b.as_fd()),
+    ) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    }
+}
+
 /// Pipeline I/O for a whole run: the stdin recording and what each attempt needs.
 #[derive(Debug)]
 pub struct RunIo {
@@ -63,6 +76,11 @@ pub struct RunIo {
     watch_idle: bool,
     /// `--chronic`: the run's held output, where every stream goes.
     held: Option<Arc<Held>>,
+    /// `--chronic` without `--stdout-on-success`, with retry's stdout and stderr one file
+    /// ([`same_file`]): an attempt gets one pipe for both, so its output is held, and written
+    /// out, in the exact order it was written (two pipes are read by two threads, which
+    /// cannot tell which of two writes came first).
+    merged: bool,
     stdout: Arc<File>,
     stderr: Arc<File>,
 }
@@ -187,6 +205,9 @@ impl RunIo {
             held: pipeline
                 .chronic
                 .then(|| Arc::new(Held::new(pipeline.max_output))),
+            merged: pipeline.chronic
+                && !pipeline.stdout_on_success
+                && same_file(&io::stdout(), &io::stderr()),
             stdout: Arc::new(File::from(io::stdout().as_fd().try_clone_to_owned()?)),
             stderr: Arc::new(File::from(io::stderr().as_fd().try_clone_to_owned()?)),
         })
@@ -205,6 +226,7 @@ impl RunIo {
             stdin: self.replay.is_some(),
             stdout: self.hold_stdout || self.rules.is_some() || self.watch_idle || chronic,
             stderr: self.rules.is_some() || self.watch_idle || chronic,
+            stderr_in_stdout: self.merged,
         }
     }
 

@@ -87,6 +87,10 @@ pub struct Piped {
     pub stdout: bool,
     /// stderr is read by retry (matched).
     pub stderr: bool,
+    /// stderr goes into the stdout pipe, one pipe for both (`stderr` is then not looked at):
+    /// what the attempt writes to them stays in the order written (`--chronic` when retry's
+    /// stdout and stderr are one file).
+    pub stderr_in_stdout: bool,
 }
 
 /// Why an attempt was stopped by retry.

@@ -428,3 +428,79 @@ fn quiet_and_json_keep_their_meaning() {
     assert_eq!(events.first().unwrap()["event"], "start");
     assert_eq!(events.last().unwrap()["event"], "give_up");
 }
+
+/// An attempt that writes `out1`, `err1`, `out2`, `err2`, ... (`n` of each, stdout and stderr
+/// in turn, one write per line), then fails.
+fn interleaved(n: u32) -> String {
+    format!("i=1; while [ $i -le {n} ]; do echo out$i; echo err$i >&2; i=$((i+1)); done; exit 1")
+}
+
+/// The lines `interleaved(n)` writes, in the order it writes them.
+fn interleaved_lines(n: u32) -> Vec<String> {
+    (1..=n)
+        .flat_map(|i| [format!("out{i}"), format!("err{i}")])
+        .collect()
+}
+
+/// Everything one pipe received, as lines, retry's own (`retry: ...`) left out.
+fn attempt_lines(text: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(text)
+        .lines()
+        .filter(|l| !l.starts_with("retry: "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn stdout_and_stderr_on_one_pipe_come_out_in_the_exact_order_written() {
+    // `2>&1` (cron's mail, `| tee log`): retry's stdout and stderr are one pipe. The attempt
+    // then gets one pipe for both, and the write-out is in the order of its writes.
+    for _ in 0..3 {
+        let (read, write) = nix::unistd::pipe().unwrap();
+        let mut child = crate::helpers::release_std()
+            .args(["--chronic", "-n", "0", "--", "sh", "-c", &interleaved(300)])
+            .stdout(write.try_clone().unwrap())
+            .stderr(write)
+            .spawn()
+            .unwrap();
+        let mut all = Vec::new();
+        std::fs::File::from(read).read_to_end(&mut all).unwrap();
+        assert_eq!(wait_with_limit(&mut child).code(), Some(1));
+        assert_eq!(attempt_lines(&all), interleaved_lines(300));
+        let text = String::from_utf8_lossy(&all);
+        assert!(
+            text.lines()
+                .last()
+                .is_some_and(|l| l.starts_with("retry: gave up")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn stdout_and_stderr_on_one_terminal_come_out_in_the_exact_order_written() {
+    // On a terminal too (a user watching, or `script`): the same terminal is one file.
+    let (mut child, mut master) = crate::helpers::pty::retry_on_pty(
+        &["--chronic", "-n", "0", "--", "sh", "-c", &interleaved(100)],
+        &[],
+        200,
+    );
+    let seen = crate::helpers::pty::read_until_closed(&mut master);
+    assert_eq!(wait_with_limit(&mut child).code(), Some(1));
+    let text = String::from_utf8_lossy(&seen).replace('\r', "");
+    assert_eq!(attempt_lines(text.as_bytes()), interleaved_lines(100));
+}
+
+#[test]
+fn stdout_and_stderr_on_different_pipes_each_keep_their_own_order() {
+    let out = crate::helpers::release()
+        .args(["--chronic", "-n", "0", "--", "sh", "-c", &interleaved(300)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines = interleaved_lines(300);
+    let (want_out, want_err): (Vec<_>, Vec<_>) =
+        lines.into_iter().partition(|l| l.starts_with("out"));
+    assert_eq!(attempt_lines(&out.stdout), want_out);
+    assert_eq!(attempt_lines(&out.stderr), want_err);
+}

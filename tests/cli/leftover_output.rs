@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::helpers::{alive, retry, retry_std, send, wait_for_lines, wait_gone, wait_with_limit};
+use crate::helpers::{
+    alive, release_std, retry, retry_std, send, wait_for_lines, wait_gone, wait_with_limit,
+};
 
 /// The flags that put retry between the attempt and the real stdout.
 const PIPED: [&[&str]; 4] = [
@@ -31,9 +33,18 @@ struct Run {
 impl Run {
     /// Starts `retry FLAGS -n 0 -- sh -c SCRIPT`; `{dir}` in `script` is the run's directory.
     fn start(flags: &[&str], script: &str) -> Run {
+        Run::start_as(retry_std(), flags, script)
+    }
+
+    /// [`Run::start`] with the release build.
+    fn release(flags: &[&str], script: &str) -> Run {
+        Run::start_as(release_std(), flags, script)
+    }
+
+    fn start_as(mut retry: std::process::Command, flags: &[&str], script: &str) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let script = script.replace("{dir}", &dir.path().display().to_string());
-        let mut child = retry_std()
+        let mut child = retry
             .args(flags)
             .args(["-n", "0", "--", "sh", "-c", &script])
             .stdout(Stdio::piped())
@@ -404,4 +415,47 @@ fn a_reader_gone_during_the_attempt_waits_for_no_leftover() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// Waits (within `limit`) for `child` to end; `None` if it is still running then.
+fn exited_within(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if started.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The attempt writes `now` and succeeds at once; what it started (its pid in file `bg`)
+/// waits for `go`, then writes `late` to stdout and `late-err` to stderr, and exits.
+const WRITES_AFTER_GO: &str = "echo $$ > {dir}/main; \
+    sh -c 'echo $$ > {dir}/bg; while [ ! -e {dir}/go ]; do sleep 0.01; done; \
+           echo late; echo late-err >&2' & echo now";
+
+#[test]
+fn retry_exits_with_the_successful_attempt_and_what_its_leftover_writes_later_still_arrives() {
+    for flags in PIPED {
+        let mut run = Run::release(flags, WRITES_AFTER_GO);
+        assert_eq!(run.line(), "now\n", "{flags:?}");
+        let bg = run.pid("bg");
+        // The leftover waits for `go`, which comes only after retry has ended: retry must end
+        // while it still holds the attempt's output, as it does without the flag.
+        let status = exited_within(&mut run.child, Duration::from_secs(20));
+        assert!(alive(bg), "{flags:?}: the leftover was stopped");
+        run.touch("go");
+        let status = status.unwrap_or_else(|| {
+            panic!("{flags:?}: retry waited for the leftover to close its output")
+        });
+        assert_eq!(status.code(), Some(0), "{flags:?}");
+        let (_, rest, stderr) = run.finish();
+        assert_eq!(rest, "late\n", "{flags:?}: the late line was lost");
+        assert!(stderr.contains("late-err\n"), "{flags:?}: {stderr}");
+        assert!(!stderr.contains("retry: "), "{flags:?}: {stderr}");
+        wait_gone(&[bg]);
+    }
 }
