@@ -4,9 +4,10 @@
 //! this runs: attempts inherit retry's descriptors.
 //!
 //! Every thread that may block on a reader or a writer (the output pumps, the release of a
-//! held stdout, the passing on of what a successful attempt's leftovers write) runs in a
-//! [`Tasks`] group, so the supervisor waits for it while still hearing signals, and can leave it
-//! behind when told to stop.
+//! held stdout, the passing on of what a successful attempt's leftovers write when the relay
+//! cannot start) runs in a [`Tasks`] group, so the supervisor waits for it while still hearing
+//! signals, and can leave it behind when told to stop. What those leftovers write is otherwise
+//! handed to the relay ([`RunIo::relay`]), which outlives retry.
 
 mod activity;
 mod cancel;
@@ -38,6 +39,7 @@ use replay::FeedEnd;
 use crate::config::Pipeline;
 use crate::held::{Held, Stream};
 use crate::process::Piped;
+use crate::process::relay::Relayed;
 use crate::spool::Spool;
 
 /// Pipe size asked for on Linux: fewer, larger reads and writes per byte copied.
@@ -366,6 +368,43 @@ impl RunIo {
             stdout,
             stderr,
         })
+    }
+}
+
+impl RunIo {
+    /// Hands what a successful attempt's leftovers still write to the pipes in `rest` to the
+    /// relay, a process of its own that passes it on to retry's stdout and stderr until every
+    /// writer has closed them ([`crate::process::relay`]), so that retry can end now. With
+    /// `--chronic` it is read and dropped, but for stdout with `--stdout-on-success`, as
+    /// [`RunIo::release`] does. `failure` renders the line the relay says when a write fails
+    /// (`{}` stands for the error's words). Close `rest` afterwards: the relay has its own copies.
+    ///
+    /// # Errors
+    /// When the relay cannot start (`fork` failed): nothing was handed over.
+    pub fn relay(
+        &self,
+        rest: &Rest,
+        attempt: u64,
+        failure: impl Fn(&str) -> Vec<u8>,
+    ) -> io::Result<i32> {
+        let chronic = self.held.is_some();
+        let line = |name: &str| {
+            failure(&format!(
+                "cannot write the {name} of attempt {attempt} (from what it left running) to \
+                 {name}: {{}}; the rest of it is lost"
+            ))
+        };
+        let stdout = rest.stdout.as_ref().map(|p| Relayed {
+            pipe: p.as_fd(),
+            pass_on: !chronic || self.hold_stdout,
+            failure: line("stdout"),
+        });
+        let stderr = rest.stderr.as_ref().map(|p| Relayed {
+            pipe: p.as_fd(),
+            pass_on: !chronic,
+            failure: line("stderr"),
+        });
+        crate::process::relay::start(stdout, stderr)
     }
 }
 

@@ -22,6 +22,8 @@ mod launch;
 mod linux;
 #[cfg(all(unix, not(any(linux_native, target_os = "freebsd"))))]
 mod portable;
+#[cfg(unix)]
+pub mod relay;
 mod stdio;
 #[cfg(linux_native)]
 mod tree;
