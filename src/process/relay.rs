@@ -18,8 +18,8 @@
 //! ends the passing on of that pipe quietly and closes the pipe, so the leftover meets a broken
 //! pipe there, as it would writing to that reader itself. Any other write error is said on
 //! stderr, in the line retry would have written. It keeps nothing else of retry's open (a
-//! `--lock` file, retry's stdin, other pipes): only the two pipes, retry's stderr, and its
-//! stdout while it passes on to it. Once retry has exited, the relay is reparented (to init or
+//! `--lock` file, retry's stdin, other pipes): only the two pipes, and retry's stdout and
+//! stderr while it passes on to them (stderr also for a failure's line). Once retry has exited, the relay is reparented (to init or
 //! the nearest subreaper), which reaps it when it ends.
 //!
 //! After `fork` in a process with threads, the child may make only async-signal-safe calls
@@ -164,10 +164,8 @@ unsafe fn relay_main(plan: &Plan, buf: &mut [u8]) -> ! {
         }
         close_from(FIRST_CLOSED, plan.highest);
         libc::close(0);
-        // stdout only while it is passed on to; stderr also for a failure's line.
-        if !(open[0] && plan.sources[0].1) {
-            libc::close(1);
-        }
+        let mut kept = [true; 2];
+        keep_only_what_is_needed(plan, open, &mut kept);
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, ptr::null_mut());
@@ -209,13 +207,29 @@ unsafe fn relay_main(plan: &Plan, buf: &mut [u8]) -> ! {
                     // reader that went away.
                     libc::close(SOURCES[i]);
                     open[i] = false;
-                    if i == 0 {
-                        libc::close(1);
-                    }
+                    keep_only_what_is_needed(plan, open, &mut kept);
                 }
             }
         }
         libc::_exit(0)
+    }
+}
+
+/// Closes retry's stdout and stderr (`kept`: still open) once nothing needs them: stdout
+/// while an `open` pipe is passed on to it, stderr while any is (for a failure's line). So
+/// a reader of retry's output waits for no leftover whose output is dropped (`--chronic`).
+///
+/// # Safety
+/// In the relay (async-signal-safe calls only).
+unsafe fn keep_only_what_is_needed(plan: &Plan, open: [bool; 2], kept: &mut [bool; 2]) {
+    let passing = [0, 1].map(|i| open[i] && plan.sources[i].1);
+    let need = [passing[0], passing[0] || passing[1]];
+    for (i, fd) in [1, 2].into_iter().enumerate() {
+        if kept[i] && !need[i] {
+            // SAFETY: close of retry's stdout or stderr, in the relay's own table.
+            unsafe { libc::close(fd) };
+            kept[i] = false;
+        }
     }
 }
 
