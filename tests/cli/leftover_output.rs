@@ -603,3 +603,46 @@ fn a_relay_that_cannot_write_says_so_on_stderr() {
          No space left on device; the rest of it is lost\n"
     );
 }
+
+#[test]
+fn a_leftover_holding_only_stderr_keeps_no_reader_of_stdout_waiting() {
+    // The relay holds retry's stdout only while it passes something on to it: `$(retry ...)`
+    // returns when retry does, as `$(cmd)` would with cmd's leftover on stderr alone.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = release_std()
+        .args(["--http-hints", "-n", "0", "--", "sh", "-c"])
+        .arg(format!(
+            "sh -c 'echo $$ > {d}/bg; while [ ! -e {d}/go ]; do sleep 0.01; done; \
+             echo late-err >&2' >/dev/null & echo now",
+            d = dir.path().display()
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Should the end not come, `go` after 20 s lets the leftover end, and the test fail.
+    let go = dir.path().join("go");
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(20));
+        let _ = std::fs::write(go, "");
+    });
+    let mut stdout = String::new();
+    let mut reader = child.stdout.take().unwrap();
+    reader.read_to_string(&mut stdout).unwrap();
+    assert_eq!(stdout, "now\n");
+    assert!(
+        !dir.path().join("go").exists(),
+        "stdout ended only with the leftover"
+    );
+    let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(stderr, "late-err\n");
+}
