@@ -161,6 +161,10 @@ unsafe fn relay_main(plan: &Plan, buf: &mut [u8]) -> ! {
         let mut open = [false; 2];
         for (i, &fd) in high.iter().enumerate() {
             open[i] = fd >= 0 && libc::dup2(fd, SOURCES[i]) == SOURCES[i];
+            if !open[i] {
+                // Whatever retry had there (a `--lock` file, say) is not the relay's.
+                libc::close(SOURCES[i]);
+            }
         }
         close_from(FIRST_CLOSED, plan.highest);
         libc::close(0);

@@ -95,6 +95,11 @@ impl Run {
 /// The relay that passes on to the pipe whose other end is `reader` (its stdout), found
 /// within the hang limit: a process named `retry-relay` whose descriptor 1 is that pipe.
 fn relay_of<F: std::os::fd::AsFd>(reader: &F) -> i32 {
+    relay_writing_to(reader, 1)
+}
+
+/// The relay whose descriptor `fd` is the pipe whose other end is `reader`.
+fn relay_writing_to<F: std::os::fd::AsFd>(reader: &F, fd: i32) -> i32 {
     let inode = nix::sys::stat::fstat(reader.as_fd()).unwrap().st_ino;
     let pipe = format!("pipe:[{inode}]");
     let started = Instant::now();
@@ -102,7 +107,7 @@ fn relay_of<F: std::os::fd::AsFd>(reader: &F) -> i32 {
         for pid in crate::helpers::proc::all_pids() {
             let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
                 .is_ok_and(|c| c == "retry-relay\n");
-            let ours = std::fs::read_link(format!("/proc/{pid}/fd/1"))
+            let ours = std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
                 .is_ok_and(|l| l.to_string_lossy() == pipe);
             if named && ours && alive(pid) {
                 return pid;
@@ -610,7 +615,9 @@ fn a_leftover_holding_only_stderr_keeps_no_reader_of_stdout_waiting() {
     // returns when retry does, as `$(cmd)` would with cmd's leftover on stderr alone.
     let dir = tempfile::tempdir().unwrap();
     let mut child = release_std()
-        .args(["--http-hints", "-n", "0", "--", "sh", "-c"])
+        .args(["--http-hints", "--lock"])
+        .arg(dir.path().join("lock"))
+        .args(["-n", "0", "--", "sh", "-c"])
         .arg(format!(
             "sh -c 'echo $$ > {d}/bg; while [ ! -e {d}/go ]; do sleep 0.01; done; \
              echo late-err >&2' >/dev/null & echo now",
@@ -636,13 +643,24 @@ fn a_leftover_holding_only_stderr_keeps_no_reader_of_stdout_waiting() {
     );
     let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
     assert_eq!(status.and_then(|s| s.code()), Some(0));
+    // The relay has the stderr pipe (4) and retry's stderr, nothing else: not what retry
+    // had at 3 (with `--lock`, the lock file).
+    let mut err = child.stderr.take().unwrap();
+    let relay = relay_writing_to(&err, 2);
+    assert_eq!(descriptors(relay), [2, 4]);
     std::fs::write(dir.path().join("go"), "").unwrap();
     let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    err.read_to_string(&mut stderr).unwrap();
     assert_eq!(stderr, "late-err\n");
+}
+
+/// The descriptors process `pid` has open, in order.
+fn descriptors(pid: i32) -> Vec<i32> {
+    let mut fds: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    fds.sort_unstable();
+    fds
 }
