@@ -549,6 +549,8 @@ fn a_successful_runs_leftover_keeps_no_reader_of_retrys_output_waiting() {
         std::fs::write(dir.path().join("go"), "").unwrap();
         drop(watchdog);
         assert_eq!(wait_with_limit(&mut child).code(), Some(0));
+        // (Before the directory, and `go` with it, is removed.)
+        crate::helpers::wait_gone(&[bg]);
         assert_eq!(String::from_utf8_lossy(&all), "", "one pipe: {one_pipe}");
     }
 }
