@@ -664,3 +664,33 @@ fn descriptors(pid: i32) -> Vec<i32> {
     fds.sort_unstable();
     fds
 }
+
+#[test]
+fn on_a_terminal_the_leftovers_late_line_still_shows_after_retry_ended() {
+    // retry as a user's terminal job (session leader, foreground group): it ends with the
+    // attempt; the relay, in a group of its own, still writes the late line to the terminal.
+    // (The leftover ignores the hangup the end of the session leader sends the terminal's
+    // foreground group, as a daemon started under `nohup` does.)
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "sh -c 'trap \"\" HUP; echo $$ > {d}/bg; while [ ! -e {d}/go ]; do sleep 0.01; done; echo late' & \
+         echo now",
+        d = dir.path().display()
+    );
+    let (mut child, mut master) = crate::helpers::pty::retry_on_pty(
+        &["--http-hints", "-n", "0", "--", "sh", "-c", &script],
+        &[],
+        80,
+    );
+    let bg: i32 = wait_for_lines(&dir.path().join("bg"), 1)
+        .trim()
+        .parse()
+        .unwrap();
+    let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
+    assert!(alive(bg), "the leftover was stopped");
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    let seen = crate::helpers::pty::read_until_closed(&mut master);
+    assert_eq!(String::from_utf8_lossy(&seen), "now\r\nlate\r\n");
+    wait_gone(&[bg]);
+}
