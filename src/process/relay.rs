@@ -26,7 +26,10 @@
 //! (POSIX `fork`, <https://pubs.opengroup.org/onlinepubs/9699919799/functions/fork.html>): the
 //! relay allocates nothing and takes no lock; its buffer and messages are prepared before the
 //! fork, and it makes only system calls (`poll`, `read`, `write`, `close`, `dup2`, `fcntl`,
-//! `sigaction`, `sigprocmask`, `setpgid`, `_exit`), as [`super::child`] does before `exec`.
+//! `sigaction`, `sigpending`, `sigprocmask`, `setpgid`, `_exit`), as [`super::child`] does
+//! before `exec`. retry moves it to its own group too, right after the fork, so that retry's
+//! end (which hangs up the terminal's foreground group when retry leads the session) never
+//! finds it in retry's group.
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
@@ -42,6 +45,9 @@ const SOURCES: [RawFd; 2] = [3, 4];
 const FIRST_CLOSED: RawFd = 5;
 /// Where the pipes are first moved, above every descriptor the relay keeps.
 const ABOVE: RawFd = 10;
+/// One past the highest signal number looked at for a pending signal (Linux has 64; the
+/// others fewer).
+const SIGNALS: libc::c_int = 65;
 
 /// One pipe for the relay: the read end, whether what comes is written to retry's matching
 /// stream (`false`: read and dropped, as `--chronic` drops a successful run's output), and the
@@ -119,6 +125,12 @@ pub fn start(stdout: Option<Relayed<'_>>, stderr: Option<Relayed<'_>>) -> io::Re
         unsafe { relay_main(&plan, &mut buf) }
     }
     let error = io::Error::last_os_error();
+    if pid > 0 {
+        // Its own group before retry goes on (the child does the same): retry's end must not
+        // find it in retry's group, which may be the terminal's foreground group, hung up then.
+        // SAFETY: setpgid on the child just forked; an error (it did it first) is harmless.
+        unsafe { libc::setpgid(pid, pid) };
+    }
     child::restore_mask(&old);
     if pid < 0 {
         return Err(error);
@@ -147,6 +159,20 @@ unsafe fn relay_main(plan: &Plan, buf: &mut [u8]) -> ! {
         }
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         libc::setpgid(0, 0);
+        // A signal pending now came while the relay was still in retry's group (blocked since
+        // the fork): it was meant for retry, which has it too. Dropped: ignoring a pending
+        // signal discards it (POSIX `sigaction`), and the default comes back.
+        let mut pending: libc::sigset_t = std::mem::zeroed();
+        libc::sigpending(&mut pending);
+        for signal in 1..SIGNALS {
+            if signal != libc::SIGKILL
+                && signal != libc::SIGSTOP
+                && libc::sigismember(&pending, signal) == 1
+            {
+                let was = libc::signal(signal, libc::SIG_IGN);
+                libc::signal(signal, was);
+            }
+        }
         #[cfg(target_os = "linux")]
         libc::prctl(libc::PR_SET_NAME, c"retry-relay".as_ptr(), 0, 0, 0);
         // The pipes to 3 and 4 (through descriptors above all that are kept, so that neither

@@ -670,11 +670,12 @@ fn on_a_terminal_the_leftovers_late_line_still_shows_after_retry_ended() {
     // retry as a user's terminal job (session leader, foreground group): it ends with the
     // attempt; the relay, in a group of its own, still writes the late line to the terminal.
     // (The leftover ignores the hangup the end of the session leader sends the terminal's
-    // foreground group, as a daemon started under `nohup` does.)
+    // foreground group, as a daemon started under `nohup` does; the attempt ends only once it
+    // does.)
     let dir = tempfile::tempdir().unwrap();
     let script = format!(
         "sh -c 'trap \"\" HUP; echo $$ > {d}/bg; while [ ! -e {d}/go ]; do sleep 0.01; done; echo late' & \
-         echo now",
+         while [ ! -s {d}/bg ]; do sleep 0.01; done; echo now",
         d = dir.path().display()
     );
     let (mut child, mut master) = crate::helpers::pty::retry_on_pty(
