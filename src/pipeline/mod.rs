@@ -4,9 +4,10 @@
 //! this runs: attempts inherit retry's descriptors.
 //!
 //! Every thread that may block on a reader or a writer (the output pumps, the release of a
-//! held stdout, the passing on of what a successful attempt's leftovers write) runs in a
-//! [`Tasks`] group, so the supervisor waits for it while still hearing signals, and can leave it
-//! behind when told to stop.
+//! held stdout, the passing on of what a successful attempt's leftovers write when the relay
+//! cannot start) runs in a [`Tasks`] group, so the supervisor waits for it while still hearing
+//! signals, and can leave it behind when told to stop. What those leftovers write is otherwise
+//! handed to the relay ([`RunIo::relay`]), which outlives retry.
 
 mod activity;
 mod cancel;
@@ -38,6 +39,7 @@ use replay::FeedEnd;
 use crate::config::Pipeline;
 use crate::held::{Held, Stream};
 use crate::process::Piped;
+use crate::process::relay::Relayed;
 use crate::spool::Spool;
 
 /// Pipe size asked for on Linux: fewer, larger reads and writes per byte copied.
@@ -53,6 +55,19 @@ fn grow_pipe<F: AsFd>(fd: &F) {
     let _ = fd;
 }
 
+/// Whether `a` and `b` are the same open file, pipe or terminal (`fstat`: the same device and
+/// inode), as retry's stdout and stderr are under `2>&1`, in a cron job whose mail takes both,
+/// or on a terminal. `false` when either cannot be looked at.
+fn same_file<A: AsFd, B: AsFd>(a: &A, b: &B) -> bool {
+    match (
+        nix::sys::stat::fstat(a.as_fd()),
+        nix::sys::stat::fstat(b.as_fd()),
+    ) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    }
+}
+
 /// Pipeline I/O for a whole run: the stdin recording and what each attempt needs.
 #[derive(Debug)]
 pub struct RunIo {
@@ -63,6 +78,11 @@ pub struct RunIo {
     watch_idle: bool,
     /// `--chronic`: the run's held output, where every stream goes.
     held: Option<Arc<Held>>,
+    /// `--chronic` without `--stdout-on-success`, with retry's stdout and stderr one file
+    /// ([`same_file`]): an attempt gets one pipe for both, so its output is held, and written
+    /// out, in the exact order it was written (two pipes are read by two threads, which
+    /// cannot tell which of two writes came first).
+    merged: bool,
     stdout: Arc<File>,
     stderr: Arc<File>,
 }
@@ -187,6 +207,9 @@ impl RunIo {
             held: pipeline
                 .chronic
                 .then(|| Arc::new(Held::new(pipeline.max_output))),
+            merged: pipeline.chronic
+                && !pipeline.stdout_on_success
+                && same_file(&io::stdout(), &io::stderr()),
             stdout: Arc::new(File::from(io::stdout().as_fd().try_clone_to_owned()?)),
             stderr: Arc::new(File::from(io::stderr().as_fd().try_clone_to_owned()?)),
         })
@@ -205,6 +228,7 @@ impl RunIo {
             stdin: self.replay.is_some(),
             stdout: self.hold_stdout || self.rules.is_some() || self.watch_idle || chronic,
             stderr: self.rules.is_some() || self.watch_idle || chronic,
+            stderr_in_stdout: self.merged,
         }
     }
 
@@ -344,6 +368,43 @@ impl RunIo {
             stdout,
             stderr,
         })
+    }
+}
+
+impl RunIo {
+    /// Hands what a successful attempt's leftovers still write to the pipes in `rest` to the
+    /// relay, a process of its own that passes it on to retry's stdout and stderr until every
+    /// writer has closed them ([`crate::process::relay`]), so that retry can end now. With
+    /// `--chronic` it is read and dropped, but for stdout with `--stdout-on-success`, as
+    /// [`RunIo::release`] does. `failure` renders the line the relay says when a write fails
+    /// (`{}` stands for the error's words). Close `rest` afterwards: the relay has its own copies.
+    ///
+    /// # Errors
+    /// When the relay cannot start (`fork` failed): nothing was handed over.
+    pub fn relay(
+        &self,
+        rest: &Rest,
+        attempt: u64,
+        failure: impl Fn(&str) -> Vec<u8>,
+    ) -> io::Result<i32> {
+        let chronic = self.held.is_some();
+        let line = |name: &str| {
+            failure(&format!(
+                "cannot write the {name} of attempt {attempt} (from what it left running) to \
+                 {name}: {{}}; the rest of it is lost"
+            ))
+        };
+        let stdout = rest.stdout.as_ref().map(|p| Relayed {
+            pipe: p.as_fd(),
+            pass_on: !chronic || self.hold_stdout,
+            failure: line("stdout"),
+        });
+        let stderr = rest.stderr.as_ref().map(|p| Relayed {
+            pipe: p.as_fd(),
+            pass_on: !chronic,
+            failure: line("stderr"),
+        });
+        crate::process::relay::start(stdout, stderr)
     }
 }
 

@@ -1,8 +1,9 @@
 //! What a successful attempt's leftover processes still write: once the attempt has ended and
 //! its pipes are drained, processes it left running (a background job, a daemon) may still hold
-//! them open and write later. After a success retry passes that on until every writer has
-//! closed the pipe, as `cmd | cat` does; after a failure the pipes are closed (what the attempt
-//! left running is being stopped anyway).
+//! them open and write later. After a success that is passed on until every writer has closed
+//! the pipe, as `cmd | cat` does: by the relay ([`crate::process::relay`]), or by retry itself
+//! ([`pass_on`]) when the relay cannot start; after a failure the pipes are closed (what the
+//! attempt left running is being stopped anyway).
 
 use std::fs::File;
 use std::io::{self, Read};

@@ -46,6 +46,8 @@ pub struct Spawned {
 /// `timeout`), and does not run at all if retry died first. A standard descriptor that was
 /// closed when retry started ([`super::closed_at_start`]) is closed in the child too, and is
 /// then never piped, whatever `piped` asks: `retry -- echo hi >&-` fails as `echo hi >&-` does.
+/// With [`Piped::stderr_in_stdout`], the child's stderr is its stdout pipe (`2>&1`), and no
+/// stderr pipe is made.
 ///
 /// # Errors
 /// [`LaunchError::Command`] with exec's error (not found, permission denied, ...);
@@ -57,12 +59,13 @@ pub fn spawn(
     piped: Piped,
 ) -> Result<Spawned, LaunchError> {
     let closed = [0, 1, 2].map(super::closed_at_start);
+    let merge = piped.stdout && piped.stderr_in_stdout && !closed[1] && !closed[2];
     let want = [
         piped.stdin && !closed[0],
         piped.stdout && !closed[1],
-        piped.stderr && !closed[2],
+        piped.stderr && !closed[2] && !merge,
     ];
-    imp::spawn(argv, env, mode, closed, want)
+    imp::spawn(argv, env, mode, closed, want, merge)
 }
 
 /// Starts a hook: `sh -c script` with extra environment `env`, in a process group of its own,
@@ -120,6 +123,7 @@ mod imp {
         mode: GroupMode,
         closed: [bool; 3],
         want: [bool; 3],
+        merge: bool,
     ) -> Result<Spawned, LaunchError> {
         // (child's end, retry's end) of each pipe; both close-on-exec (dup2 clears the flag
         // on the child's copy at 0, 1 or 2).
@@ -136,6 +140,10 @@ mod imp {
         }
         let stdio: [Stdio; 3] = std::array::from_fn(|fd| match &pipes[fd] {
             Some((child, _)) => Stdio::From(child.as_raw_fd()),
+            None if fd == 2 && merge => match &pipes[1] {
+                Some((child, _)) => Stdio::From(child.as_raw_fd()),
+                None => Stdio::Inherit,
+            },
             None if closed[fd] => Stdio::Closed,
             None => Stdio::Inherit,
         });

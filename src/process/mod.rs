@@ -22,6 +22,8 @@ mod launch;
 mod linux;
 #[cfg(all(unix, not(any(linux_native, target_os = "freebsd"))))]
 mod portable;
+#[cfg(unix)]
+pub mod relay;
 mod stdio;
 #[cfg(linux_native)]
 mod tree;
@@ -87,6 +89,10 @@ pub struct Piped {
     pub stdout: bool,
     /// stderr is read by retry (matched).
     pub stderr: bool,
+    /// stderr goes into the stdout pipe, one pipe for both (`stderr` is then not looked at):
+    /// what the attempt writes to them stays in the order written (`--chronic` when retry's
+    /// stdout and stderr are one file).
+    pub stderr_in_stdout: bool,
 }
 
 /// Why an attempt was stopped by retry.

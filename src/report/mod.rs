@@ -500,6 +500,20 @@ impl Reporter {
     }
 }
 
+/// The line [`Reporter::error`] would write for `message` now (uncoloured), for a process
+/// that says it later without the reporter: the relay of [`crate::process::relay`].
+pub fn error_line(reporter: &Reporter, message: &str) -> Vec<u8> {
+    match reporter.format {
+        LogFormat::Json => sink::json_line(
+            "error",
+            reporter.start.elapsed(),
+            reporter.run_id.as_deref(),
+            json!({ "message": message }),
+        ),
+        LogFormat::Text => format!("retry: {message}\n").into_bytes(),
+    }
+}
+
 /// Prints an error on stderr, on one line, in `format`: `retry: MESSAGE`, or a JSON `error`
 /// event with the seconds elapsed since `start`. For errors before a [`Reporter`] exists.
 pub fn error(format: LogFormat, start: Instant, message: &str) {

@@ -116,7 +116,17 @@ pub(super) fn write_spans(spans: &[(Style, &str)]) {
 /// Writes one JSON event line on stderr: the event's name, `elapsed` (seconds, rounded to the
 /// millisecond), the run's id when there is one, then `fields`. serde_json escapes every
 /// control character; JSON is never coloured.
-pub(super) fn emit_json(event: &str, elapsed: Duration, run_id: Option<&str>, mut fields: Value) {
+pub(super) fn emit_json(event: &str, elapsed: Duration, run_id: Option<&str>, fields: Value) {
+    put(&json_line(event, elapsed, run_id, fields));
+}
+
+/// The line [`emit_json`] writes, newline included.
+pub(super) fn json_line(
+    event: &str,
+    elapsed: Duration,
+    run_id: Option<&str>,
+    mut fields: Value,
+) -> Vec<u8> {
     let mut line = serde_json::Map::new();
     line.insert("event".into(), event.into());
     line.insert(
@@ -131,7 +141,7 @@ pub(super) fn emit_json(event: &str, elapsed: Duration, run_id: Option<&str>, mu
     }
     let mut text = without_os_error(&Value::Object(line).to_string()).into_owned();
     text.push('\n');
-    put(text.as_bytes());
+    text.into_bytes()
 }
 
 /// `message` without the ` (os error N)` that Rust's I/O errors add to the system's own words

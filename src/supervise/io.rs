@@ -4,8 +4,11 @@
 //!
 //! A successful attempt keeps what it started; what those processes write to the attempt's
 //! stdout and stderr after it ended is passed on until every writer has closed them, as
-//! `cmd | cat` does, and retry ends only then (a stop signal still ends it after at most
-//! [`IO_GRACE`]). After any other attempt the pipes are closed as soon as they are drained.
+//! `cmd | cat` does, by the relay ([`crate::process::relay`]), a process of its own that
+//! outlives retry: retry ends when the attempt does, once its output and a held stdout are
+//! written, as it would without pipeline flags. Only if the relay cannot start does retry pass
+//! it on itself and end only then (a stop signal still ends it after at most [`IO_GRACE`]).
+//! After any other attempt the pipes are closed as soon as they are drained.
 //!
 //! The rule for an I/O fault (a write error other than a vanished reader, a hold or a stdin
 //! recording that failed): retry stops retrying, says why in one line, and ends with the
@@ -73,8 +76,8 @@ impl Supervisor<'_> {
     }
 
     /// After an attempt: releases its held stdout (to stdout when it succeeded, else to
-    /// stderr) and, after a success, passes on what its leftovers still write until they close
-    /// its pipes (see the module doc); then applies the module's rule to what its I/O came to.
+    /// stderr) and, after a success, hands what its leftovers still write to the relay (see the
+    /// module doc); then applies the module's rule to what its I/O came to.
     /// `Some` when the run ends here: a vanished stdout reader (death by SIGPIPE, as a
     /// pipeline stage), a stop signal that cut the output short (death by that signal), or an
     /// I/O fault.
@@ -86,9 +89,9 @@ impl Supervisor<'_> {
         output_failed: bool,
     ) -> Option<Exit> {
         let io = self.io.as_ref()?;
-        let mut faults = std::mem::take(&mut end.io.faults);
-        let mut cut = end.io.abandoned;
-        let mut reader_gone = end.io.stdout_closed;
+        let faults = std::mem::take(&mut end.io.faults);
+        let cut = end.io.abandoned;
+        let reader_gone = end.io.stdout_closed;
         let held = end.io.held.take().filter(|_| !reader_gone);
         // Dropping the pipes closes them: after a stop signal, a fault or with the reader of
         // stdout gone (the run ends by SIGPIPE), nobody waits for the leftovers' output.
@@ -96,47 +99,38 @@ impl Supervisor<'_> {
         let wait_for_rest =
             succeeded && end.interrupted.is_none() && faults.is_empty() && !cut && !reader_gone;
         let rest = if wait_for_rest { rest } else { Rest::default() };
-        if held.is_some() || !rest.is_empty() {
-            let to = if succeeded { "stdout" } else { "stderr" };
-            let had_held = held.is_some();
-            match io.release(held, succeeded, rest) {
-                Err(e) => faults.push(format!(
-                    "cannot write the output of attempt {attempt} to {to}: {e}"
-                )),
-                Ok(release) => {
-                    self.wait_tasks(release.tasks(), &mut end.interrupted);
-                    match release.result() {
-                        None => cut = true,
-                        Some(released) => {
-                            let results = [
-                                (released.held, to, "the held stdout", had_held),
-                                (released.stdout, "stdout", "the stdout", false),
-                                (released.stderr, "stderr", "the stderr", false),
-                            ];
-                            for (result, to, what, held) in results {
-                                let Err(e) = result else { continue };
-                                if e.kind() == std::io::ErrorKind::BrokenPipe
-                                    && (succeeded || !held)
-                                {
-                                    // A vanished stdout reader ends the run (below); one of
-                                    // stderr just stops the passing on, as for the attempt.
-                                    reader_gone |= to == "stdout";
-                                } else if held {
-                                    faults.push(format!(
-                                        "cannot write {what} of attempt {attempt} to {to}: {e}"
-                                    ));
-                                } else {
-                                    faults.push(format!(
-                                        "cannot write {what} of attempt {attempt} (from what it \
-                                         left running) to {to}: {e}; the rest of it is lost"
-                                    ));
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+        let mut state = Settling {
+            faults,
+            cut,
+            reader_gone,
+        };
+        if held.is_some() {
+            self.release(
+                io,
+                attempt,
+                end,
+                succeeded,
+                held,
+                Rest::default(),
+                &mut state,
+            );
         }
+        if !rest.is_empty() && state.clean() && end.interrupted.is_none() {
+            let failure = |message: &str| crate::report::error_line(&self.reporter, message);
+            if let Err(e) = io.relay(&rest, attempt, failure) {
+                self.reporter.warning(&format!(
+                    "cannot start a process to pass on what attempt {attempt} left running \
+                     still writes: {e}; retry passes it on itself until its output is closed"
+                ));
+                self.release(io, attempt, end, succeeded, None, rest, &mut state);
+            }
+            // Otherwise the relay has its own copies of the pipes; retry's close here.
+        }
+        let Settling {
+            faults,
+            cut,
+            reader_gone,
+        } = state;
         if reader_gone {
             return Some(Exit::Signal(libc::SIGPIPE));
         }
@@ -179,6 +173,60 @@ impl Supervisor<'_> {
         ))
     }
 
+    /// Writes the held stdout `held` (to stdout when the attempt succeeded, else to stderr) and
+    /// passes on what comes through the pipes in `rest` (only after a success), in threads
+    /// waited for as [`Supervisor::wait_tasks`] does; notes in `state` what went wrong.
+    #[allow(clippy::too_many_arguments)]
+    fn release(
+        &self,
+        io: &crate::pipeline::RunIo,
+        attempt: u64,
+        end: &mut AttemptEnd,
+        succeeded: bool,
+        held: Option<std::sync::Arc<crate::spool::Spool>>,
+        rest: Rest,
+        state: &mut Settling,
+    ) {
+        let to = if succeeded { "stdout" } else { "stderr" };
+        let had_held = held.is_some();
+        let release = match io.release(held, succeeded, rest) {
+            Err(e) => {
+                state.faults.push(format!(
+                    "cannot write the output of attempt {attempt} to {to}: {e}"
+                ));
+                return;
+            }
+            Ok(release) => release,
+        };
+        self.wait_tasks(release.tasks(), &mut end.interrupted);
+        let Some(released) = release.result() else {
+            state.cut = true;
+            return;
+        };
+        let results = [
+            (released.held, to, "the held stdout", had_held),
+            (released.stdout, "stdout", "the stdout", false),
+            (released.stderr, "stderr", "the stderr", false),
+        ];
+        for (result, to, what, held) in results {
+            let Err(e) = result else { continue };
+            if e.kind() == std::io::ErrorKind::BrokenPipe && (succeeded || !held) {
+                // A vanished stdout reader ends the run; one of stderr just stops the passing
+                // on, as for the attempt.
+                state.reader_gone |= to == "stdout";
+            } else if held {
+                state.faults.push(format!(
+                    "cannot write {what} of attempt {attempt} to {to}: {e}"
+                ));
+            } else {
+                state.faults.push(format!(
+                    "cannot write {what} of attempt {attempt} (from what it left running) to \
+                     {to}: {e}; the rest of it is lost"
+                ));
+            }
+        }
+    }
+
     /// Why the recording of stdin failed (`--replay-stdin`), reported as the reason attempt
     /// `next` will not run; `None` when it did not fail.
     pub(super) fn replay_lost(&self, next: u64) -> Option<String> {
@@ -187,5 +235,22 @@ impl Supervisor<'_> {
             "{why}; not retrying: attempt {next} would see only part of stdin"
         ));
         Some("stdin could not be recorded whole".to_string())
+    }
+}
+
+/// What went wrong while an attempt's output was settled.
+struct Settling {
+    /// One message per I/O fault.
+    faults: Vec<String>,
+    /// Part of the output was left behind (a stop signal, a reader that does not read).
+    cut: bool,
+    /// The reader of retry's stdout is gone.
+    reader_gone: bool,
+}
+
+impl Settling {
+    /// Nothing went wrong.
+    fn clean(&self) -> bool {
+        self.faults.is_empty() && !self.cut && !self.reader_gone
     }
 }

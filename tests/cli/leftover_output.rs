@@ -1,9 +1,11 @@
 //! What a successful attempt leaves running keeps its output: with the output piped through
-//! retry (`--idle-timeout`, `--http-hints`, `--stdout-on-success`, the output conditions), a
-//! background process that writes after the attempt ended is passed on until it closes the
-//! pipe, as `cmd | cat` does, and retry exits only then; a stop signal still ends retry at once;
-//! a failed attempt's leftovers are still stopped. Every step is synchronised on files: the
-//! background writer waits for `go` before it writes and for `close` before it exits.
+//! retry (`--idle-timeout`, `--http-hints`, `--stdout-on-success`, the output conditions), retry
+//! ends when the attempt does, with its status, and hands what a background process still
+//! writes to the relay (src/process/relay.rs), which passes it on until the writer closes the
+//! pipe, as `cmd | cat` does; a stop signal to the relay ends it at once; a reader that goes
+//! away ends it quietly; a failed attempt's leftovers are still stopped. Every step is
+//! synchronised on files: the background writer waits for `go` before it writes and for
+//! `close` before it exits.
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::ExitStatusExt;
@@ -11,7 +13,9 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::helpers::{alive, retry, retry_std, send, wait_for_lines, wait_gone, wait_with_limit};
+use crate::helpers::{
+    alive, release_std, retry, retry_std, send, wait_for_lines, wait_gone, wait_with_limit,
+};
 
 /// The flags that put retry between the attempt and the real stdout.
 const PIPED: [&[&str]; 4] = [
@@ -31,9 +35,18 @@ struct Run {
 impl Run {
     /// Starts `retry FLAGS -n 0 -- sh -c SCRIPT`; `{dir}` in `script` is the run's directory.
     fn start(flags: &[&str], script: &str) -> Run {
+        Run::start_as(retry_std(), flags, script)
+    }
+
+    /// [`Run::start`] with the release build.
+    fn release(flags: &[&str], script: &str) -> Run {
+        Run::start_as(release_std(), flags, script)
+    }
+
+    fn start_as(mut retry: std::process::Command, flags: &[&str], script: &str) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let script = script.replace("{dir}", &dir.path().display().to_string());
-        let mut child = retry_std()
+        let mut child = retry
             .args(flags)
             .args(["-n", "0", "--", "sh", "-c", &script])
             .stdout(Stdio::piped())
@@ -79,24 +92,46 @@ impl Run {
     }
 }
 
-/// Waits (within the hang limit) until retry (`pid`) passes on what an attempt's leftovers
-/// write: it then has a thread named `release` (its I/O threads are named for their job).
-fn wait_passing_on(pid: u32) {
+/// The relay that passes on to the pipe whose other end is `reader` (its stdout), found
+/// within the hang limit: a process named `retry-relay` whose descriptor 1 is that pipe.
+fn relay_of<F: std::os::fd::AsFd>(reader: &F) -> i32 {
+    relay_writing_to(reader, 1)
+}
+
+/// The relay whose descriptor `fd` is the pipe whose other end is `reader`.
+fn relay_writing_to<F: std::os::fd::AsFd>(reader: &F, fd: i32) -> i32 {
+    let inode = nix::sys::stat::fstat(reader.as_fd()).unwrap().st_ino;
+    let pipe = format!("pipe:[{inode}]");
     let started = Instant::now();
     loop {
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
-        if tasks
-            .flatten()
-            .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c == "release\n"))
-        {
-            return;
+        for pid in crate::helpers::proc::all_pids() {
+            let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c == "retry-relay\n");
+            let ours = std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+                .is_ok_and(|l| l.to_string_lossy() == pipe);
+            if named && ours && alive(pid) {
+                return pid;
+            }
         }
         assert!(
             started.elapsed() < crate::helpers::HANG_LIMIT,
-            "retry {pid} passes nothing on"
+            "no relay writes to {pipe}"
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Whether `reader` (a pipe's read end) has reached its end: every writer closed it. Never
+/// blocks: waits at most `wait` for something to happen.
+fn at_end<F: std::os::fd::AsFd>(reader: &F, wait: Duration) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut fds = [PollFd::new(reader.as_fd(), PollFlags::POLLIN)];
+    let ms = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
+    let n = poll(&mut fds, PollTimeout::from(ms)).unwrap();
+    n == 1
+        && fds[0]
+            .revents()
+            .is_some_and(|r| r.contains(PollFlags::POLLHUP) && !r.contains(PollFlags::POLLIN))
 }
 
 /// The background writer: waits for `go`, writes a line to stdout and one to stderr, waits for
@@ -111,13 +146,16 @@ fn a_background_writer_is_passed_on_until_it_closes_the_pipe() {
         let mut run = Run::start(flags, LATE_WRITER);
         assert_eq!(run.line(), "now\n", "{flags:?}");
         run.wait_attempt_ended();
-        // The attempt has succeeded and ended; its background writer writes only now.
+        // retry ends with the attempt, though its background writer still holds the pipe.
+        let status = exited_within(&mut run.child, crate::helpers::HANG_LIMIT);
+        assert_eq!(status.and_then(|s| s.code()), Some(0), "{flags:?}");
+        // The writer writes only now; the relay passes it on, and holds retry's stdout
+        // until the writer closes the pipe, as `cmd | cat` would.
         run.touch("go");
         assert_eq!(run.line(), "late\n", "{flags:?}: the late line was lost");
-        // Its writer still holds the pipe: retry is still passing it on.
         assert!(
-            run.child.try_wait().unwrap().is_none(),
-            "{flags:?}: retry ended while a writer still held its output"
+            !at_end(run.stdout.get_ref(), Duration::from_millis(100)),
+            "{flags:?}: the output ended while a writer still held it"
         );
         run.touch("close");
         let (status, rest, stderr) = run.finish();
@@ -149,38 +187,29 @@ const NEVER_CLOSES: &str = "echo $$ > {dir}/main; \
            exec sleep 100' 2>/dev/null & echo now";
 
 #[test]
-fn a_stop_signal_ends_the_wait_for_a_writer_that_never_closes() {
+fn a_stop_signal_to_the_relay_of_a_writer_that_never_closes_ends_it_at_once() {
     for (flags, signal) in [
         (&["--idle-timeout", "30s"][..], libc::SIGTERM),
         (&["--http-hints"][..], libc::SIGINT),
         (&["--stdout-on-success"][..], libc::SIGHUP),
-        (&["--idle-timeout", "30s"][..], libc::SIGQUIT),
+        (&["--idle-timeout", "30s"][..], libc::SIGKILL),
     ] {
-        let mut run = Run::start(flags, NEVER_CLOSES);
+        let mut run = Run::release(flags, NEVER_CLOSES);
         assert_eq!(run.line(), "now\n");
-        run.wait_attempt_ended();
-        // retry judged the attempt a success (a signal before that stops its leftovers).
-        wait_passing_on(run.child.id());
+        let status = exited_within(&mut run.child, crate::helpers::HANG_LIMIT);
+        assert_eq!(status.and_then(|s| s.code()), Some(0), "{flags:?}");
         run.touch("go");
         assert_eq!(run.line(), "late\n", "{flags:?}: the late line was lost");
         let bg = run.pid("bg");
-        send(run.child.id(), signal);
-        let signalled = Instant::now();
-        let pid = run.child.id();
-        let (status, _, stderr) = run.finish();
-        // At most IO_GRACE (0.5 s) for the output; a wide margin for a loaded machine.
-        assert!(
-            signalled.elapsed() < Duration::from_secs(10),
-            "{flags:?}: {:?}",
-            signalled.elapsed()
-        );
-        assert_eq!(status.signal(), Some(signal), "{flags:?}: {stderr}");
-        assert!(
-            stderr.contains("while the output of attempt 1 was still being written"),
-            "{flags:?}: {stderr}"
-        );
-        // What the successful attempt started was not retry's to stop.
-        assert!(alive(bg), "{flags:?}: retry {pid} stopped its leftover");
+        let relay = relay_of(run.stdout.get_ref());
+        send(relay as u32, signal);
+        wait_gone(&[relay]);
+        // The relay held the last copy of retry's stdout: the reader sees its end.
+        let (_, rest, stderr) = run.finish();
+        assert_eq!(rest, "", "{flags:?}");
+        assert!(!stderr.contains("retry: "), "{flags:?}: {stderr}");
+        // What the successful attempt started was not retry's (nor the relay's) to stop.
+        assert!(alive(bg), "{flags:?}: the leftover was stopped");
         // SAFETY: kill(2) on the leftover this test started.
         unsafe { libc::kill(bg, libc::SIGKILL) };
     }
@@ -284,28 +313,26 @@ fn what_comes_before_and_after_the_attempts_end_arrives_whole_and_in_order() {
 }
 
 #[test]
-fn a_stop_signal_ends_the_wait_for_a_reader_that_does_not_read_the_leftovers_output() {
+fn a_stop_signal_ends_a_relay_blocked_on_a_reader_that_does_not_read() {
     // The leftover writes 20 MB after the attempt ended into a reader that never reads.
     let dir = tempfile::tempdir().unwrap();
     let (read, write) = nix::unistd::pipe().unwrap();
-    let mut child = retry_std()
+    let mut child = release_std()
         .args(["--idle-timeout", "30s", "-n", "0", "--", "sh", "-c"])
         .arg(format!(
-            "echo $$ > {d}/main; (while [ ! -e {d}/go ]; do sleep 0.01; done; \
-             head -c 20000000 /dev/zero) 2>/dev/null & echo now",
+            "(while [ ! -e {d}/go ]; do sleep 0.01; done; \
+             head -c 20000000 /dev/zero; echo $? > {d}/head) 2>/dev/null & echo now",
             d = dir.path().display()
         ))
         .stdout(write)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_gone(&[wait_for_lines(&dir.path().join("main"), 1)
-        .trim()
-        .parse()
-        .unwrap()]);
-    wait_passing_on(child.id());
+    let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    let relay = relay_of(&read);
     std::fs::write(dir.path().join("go"), "").unwrap();
-    // Wait until retry is blocked writing the leftover's output to us: the pipe is full.
+    // Wait until the relay is blocked writing the leftover's output to us: the pipe is full.
     let started = Instant::now();
     while unread(&read) < 60_000 {
         assert!(
@@ -314,17 +341,14 @@ fn a_stop_signal_ends_the_wait_for_a_reader_that_does_not_read_the_leftovers_out
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    send(child.id(), libc::SIGTERM);
-    let signalled = Instant::now();
-    let status = wait_with_limit(&mut child);
-    // At most IO_GRACE (0.5 s); a wide margin for a loaded machine.
-    assert!(
-        signalled.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        signalled.elapsed()
-    );
-    assert_eq!(status.signal(), Some(libc::SIGTERM));
-    drop(read);
+    send(relay as u32, libc::SIGTERM);
+    wait_gone(&[relay]);
+    // The leftover meets the broken pipe the relay left: head fails.
+    let code = wait_for_lines(&dir.path().join("head"), 1);
+    assert_ne!(code.trim(), "0");
+    let mut rest = Vec::new();
+    std::fs::File::from(read).read_to_end(&mut rest).unwrap();
+    assert!(rest.len() < 20_000_000, "{}", rest.len());
 }
 
 /// The number of bytes waiting in a pipe (FIONREAD on its read end).
@@ -337,36 +361,48 @@ fn unread(fd: &std::os::fd::OwnedFd) -> usize {
 }
 
 #[test]
-fn a_reader_gone_while_leftovers_write_ends_retry_by_sigpipe() {
+fn a_reader_gone_while_leftovers_write_ends_the_relay_quietly() {
     // The leftover writes a line every 50 ms after the attempt ended; the test reads two lines
-    // and closes: retry ends by SIGPIPE, as `cmd | cat` would, at the next line.
+    // and closes: the relay ends at the next line, saying nothing, and closes the pipe, so the
+    // leftover meets a broken pipe, as under `cmd | cat`.
     let dir = tempfile::tempdir().unwrap();
-    let mut child = retry_std()
+    let mut child = release_std()
         .args(["--http-hints", "-n", "0", "--", "sh", "-c"])
         .arg(format!(
             "sh -c 'echo $$ > {d}/bg; while [ ! -e {d}/go ]; do sleep 0.01; done; \
-             while :; do echo tick; sleep 0.05; done' 2>/dev/null & echo now",
+             while :; do echo tick; sleep 0.05; done' & echo now",
             d = dir.path().display()
         ))
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    for want in ["now\n", "tick\n"] {
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        assert_eq!(line, want);
-        std::fs::write(dir.path().join("go"), "").unwrap();
-    }
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "now\n");
+    let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    let relay = relay_of(stdout.get_ref());
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "tick\n");
     let bg: i32 = wait_for_lines(&dir.path().join("bg"), 1)
         .trim()
         .parse()
         .unwrap();
     drop(stdout);
-    let status = wait_with_limit(&mut child);
-    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
-    // The leftover met the broken pipe too.
-    wait_gone(&[bg]);
+    // The relay held retry's stderr: its end means the relay ended.
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(stderr, "", "the relay said something");
+    wait_gone(&[relay, bg]);
 }
 
 #[test]
@@ -404,4 +440,258 @@ fn a_reader_gone_during_the_attempt_waits_for_no_leftover() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// Waits (within `limit`) for `child` to end; `None` if it is still running then.
+fn exited_within(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if started.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The attempt writes `now` and succeeds at once; what it started (its pid in file `bg`)
+/// waits for `go`, then writes `late` to stdout and `late-err` to stderr, and exits.
+const WRITES_AFTER_GO: &str = "echo $$ > {dir}/main; \
+    sh -c 'echo $$ > {dir}/bg; while [ ! -e {dir}/go ]; do sleep 0.01; done; \
+           echo late; echo late-err >&2' & echo now";
+
+#[test]
+fn retry_exits_with_the_successful_attempt_and_what_its_leftover_writes_later_still_arrives() {
+    for flags in PIPED {
+        let mut run = Run::release(flags, WRITES_AFTER_GO);
+        assert_eq!(run.line(), "now\n", "{flags:?}");
+        let bg = run.pid("bg");
+        // The leftover waits for `go`, which comes only after retry has ended: retry must end
+        // while it still holds the attempt's output, as it does without the flag.
+        let status = exited_within(&mut run.child, Duration::from_secs(20));
+        assert!(alive(bg), "{flags:?}: the leftover was stopped");
+        run.touch("go");
+        let status = status.unwrap_or_else(|| {
+            panic!("{flags:?}: retry waited for the leftover to close its output")
+        });
+        assert_eq!(status.code(), Some(0), "{flags:?}");
+        let (_, rest, stderr) = run.finish();
+        assert_eq!(rest, "late\n", "{flags:?}: the late line was lost");
+        assert!(stderr.contains("late-err\n"), "{flags:?}: {stderr}");
+        assert!(!stderr.contains("retry: "), "{flags:?}: {stderr}");
+        wait_gone(&[bg]);
+    }
+}
+
+#[test]
+fn the_relay_keeps_nothing_of_retry_open_but_the_output() {
+    // A `--lock` file, retry's stdin, its other pipes: none stays open in the relay, so the
+    // lock is free once retry has ended, and a writer to retry's stdin meets a broken pipe.
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("lock");
+    // Close-on-exec: no process the other tests start meanwhile may hold it.
+    let (stdin_read, stdin_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let mut child = release_std()
+        .args(["--http-hints", "--lock"])
+        .arg(&lock)
+        .args(["-n", "0", "--", "sh", "-c"])
+        .arg(format!(
+            "sh -c 'while [ ! -e {d}/go ]; do sleep 0.01; done; echo late; echo late-err >&2' \
+             </dev/null & echo now",
+            d = dir.path().display()
+        ))
+        .stdin(stdin_read)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "now\n");
+    let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    let relay = relay_of(stdout.get_ref());
+    let mut fds: Vec<i32> = std::fs::read_dir(format!("/proc/{relay}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    fds.sort_unstable();
+    assert_eq!(fds, [1, 2, 3, 4], "the relay's descriptors");
+    // The lock is free for the next run.
+    release_std()
+        .args(["--lock"])
+        .arg(&lock)
+        .args(["-n", "0", "--", "true"])
+        .status()
+        .map(|s| assert_eq!(s.code(), Some(0), "the lock is still held"))
+        .unwrap();
+    // Nobody reads retry's stdin any more.
+    let wrote = nix::unistd::write(&stdin_write, b"x");
+    assert_eq!(wrote, Err(nix::errno::Errno::EPIPE));
+    // The relay leads a process group of its own.
+    assert_eq!(crate::helpers::proc::stat(relay).unwrap().pgrp, relay);
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "late\n");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(stderr, "late-err\n");
+    wait_gone(&[relay]);
+}
+
+#[test]
+fn a_leftover_that_writes_hundreds_of_megabytes_after_retry_ended_is_passed_on_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let size: u64 = 256 << 20;
+    let mut child = release_std()
+        .args(["--stdout-on-success", "-n", "0", "--", "sh", "-c"])
+        .arg(format!(
+            "(while [ ! -e {d}/go ]; do sleep 0.01; done; head -c {size} /dev/zero) & echo now",
+            d = dir.path().display()
+        ))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "now\n");
+    let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let copied = std::io::copy(&mut stdout, &mut std::io::sink()).unwrap();
+    assert_eq!(copied, size);
+}
+
+#[test]
+fn a_relay_that_cannot_write_says_so_on_stderr() {
+    // retry has ended with the attempt's 0; what its leftover writes then meets a full disk:
+    // the relay says so, in retry's words, and drops the rest.
+    let Ok(full) = std::fs::File::options().write(true).open("/dev/full") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = release_std()
+        .args(["--http-hints", "-n", "0", "--", "sh", "-c"])
+        .arg(format!(
+            "sh -c 'while [ ! -e {d}/go ]; do sleep 0.01; done; echo late' 2>/dev/null & \
+             echo $! > {d}/bg",
+            d = dir.path().display()
+        ))
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(
+        stderr,
+        "retry: cannot write the stdout of attempt 1 (from what it left running) to stdout: \
+         No space left on device; the rest of it is lost\n"
+    );
+}
+
+#[test]
+fn a_leftover_holding_only_stderr_keeps_no_reader_of_stdout_waiting() {
+    // The relay holds retry's stdout only while it passes something on to it: `$(retry ...)`
+    // returns when retry does, as `$(cmd)` would with cmd's leftover on stderr alone.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = release_std()
+        .args(["--http-hints", "--lock"])
+        .arg(dir.path().join("lock"))
+        .args(["-n", "0", "--", "sh", "-c"])
+        .arg(format!(
+            "sh -c 'echo $$ > {d}/bg; while [ ! -e {d}/go ]; do sleep 0.01; done; \
+             echo late-err >&2' >/dev/null & echo now",
+            d = dir.path().display()
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Should the end not come, `go` after 20 s lets the leftover end, and the test fail.
+    let go = dir.path().join("go");
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(20));
+        let _ = std::fs::write(go, "");
+    });
+    let mut stdout = String::new();
+    let mut reader = child.stdout.take().unwrap();
+    reader.read_to_string(&mut stdout).unwrap();
+    assert_eq!(stdout, "now\n");
+    assert!(
+        !dir.path().join("go").exists(),
+        "stdout ended only with the leftover"
+    );
+    let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    // The relay has the stderr pipe (4) and retry's stderr, nothing else: not what retry
+    // had at 3 (with `--lock`, the lock file).
+    let mut err = child.stderr.take().unwrap();
+    let relay = relay_writing_to(&err, 2);
+    assert_eq!(descriptors(relay), [2, 4]);
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let mut stderr = String::new();
+    err.read_to_string(&mut stderr).unwrap();
+    assert_eq!(stderr, "late-err\n");
+}
+
+/// The descriptors process `pid` has open, in order.
+fn descriptors(pid: i32) -> Vec<i32> {
+    let mut fds: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    fds.sort_unstable();
+    fds
+}
+
+#[test]
+fn on_a_terminal_the_leftovers_late_line_still_shows_after_retry_ended() {
+    // retry as a user's terminal job (session leader, foreground group): it ends with the
+    // attempt; the relay, in a group of its own, still writes the late line to the terminal.
+    // (The leftover ignores the hangup the end of the session leader sends the terminal's
+    // foreground group, as a daemon started under `nohup` does; the attempt ends only once it
+    // does.)
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "sh -c 'trap \"\" HUP; echo $$ > {d}/bg; while [ ! -e {d}/go ]; do sleep 0.01; done; echo late' & \
+         while [ ! -s {d}/bg ]; do sleep 0.01; done; echo now",
+        d = dir.path().display()
+    );
+    let (mut child, mut master) = crate::helpers::pty::retry_on_pty(
+        &["--http-hints", "-n", "0", "--", "sh", "-c", &script],
+        &[],
+        80,
+    );
+    let bg: i32 = wait_for_lines(&dir.path().join("bg"), 1)
+        .trim()
+        .parse()
+        .unwrap();
+    let status = exited_within(&mut child, crate::helpers::HANG_LIMIT);
+    assert!(alive(bg), "the leftover was stopped");
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    let seen = crate::helpers::pty::read_until_closed(&mut master);
+    assert_eq!(String::from_utf8_lossy(&seen), "now\r\nlate\r\n");
+    wait_gone(&[bg]);
 }

@@ -314,7 +314,7 @@ fn delay_from_output_past_the_deadline_gives_up_at_once() {
 
 #[test]
 fn a_failed_attempts_leftover_holding_the_output_pipe_does_not_hang_retry() {
-    // (A successful attempt's leftovers are waited for: leftover_output.rs.)
+    // (A successful attempt's leftovers are passed on by the relay: leftover_output.rs.)
     for (flags, stdout, stderr) in [
         (&["--stdout-on-success"][..], "", "hi\n"),
         (&["--retry-if-output", "nomatch"][..], "hi\n", ""),
