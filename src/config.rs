@@ -73,6 +73,10 @@ pub struct Pipeline {
     /// `--idle-timeout`: an attempt that writes nothing on stdout or stderr this long is
     /// stopped; `None` when absent or 0.
     pub idle_timeout: Option<Duration>,
+    /// CI folds are on ([`crate::ci::Ci::folds`]): the attempt's output passes through retry,
+    /// which ends a last line left without a newline, so that every fold marker starts a
+    /// line of the log.
+    pub end_lines: bool,
 }
 
 impl Pipeline {
@@ -92,6 +96,7 @@ impl Pipeline {
             && !self.chronic
             && !self.matches_output()
             && self.idle_timeout.is_none()
+            && !self.end_lines
     }
 }
 
@@ -384,6 +389,9 @@ impl Config {
         } else {
             Verbosity::Normal
         };
+        let ci = Ci::from_env(output.no_github, output.no_ci, |name| {
+            std::env::var(name).ok()
+        });
         Ok(Config {
             policy: backoff.policy,
             max_retries: backoff
@@ -423,6 +431,7 @@ impl Config {
                 delay_from_output: conditions.delay_from_output,
                 http_hints: conditions.http_hints,
                 idle_timeout: stopping.idle_timeout.and_then(limit),
+                end_lines: ci.folds.is_some(),
             },
             // 0 lifts the limit, as 0 disables --timeout; so does `inf`.
             max_hint: match conditions.max_hint {
@@ -431,9 +440,7 @@ impl Config {
                 None => DEFAULT_MAX_HINT,
             },
             reset_after: stopping.reset_after.and_then(limit),
-            ci: Ci::from_env(output.no_github, output.no_ci, |name| {
-                std::env::var(name).ok()
-            }),
+            ci,
             command: cli.command,
             not_found_hint: cli.not_found_hint,
             protect,

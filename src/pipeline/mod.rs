@@ -83,6 +83,10 @@ pub struct RunIo {
     /// out, in the exact order it was written (two pipes are read by two threads, which
     /// cannot tell which of two writes came first).
     merged: bool,
+    /// CI folds are on ([`Pipeline::end_lines`]): each pump ends the last line it passed on
+    /// with a newline if the attempt left it without one, so that the fold's end marker, and
+    /// retry's line after it, start a line of the log.
+    end_lines: bool,
     stdout: Arc<File>,
     stderr: Arc<File>,
 }
@@ -207,9 +211,10 @@ impl RunIo {
             held: pipeline
                 .chronic
                 .then(|| Arc::new(Held::new(pipeline.max_output))),
-            merged: pipeline.chronic
+            merged: (pipeline.chronic || pipeline.end_lines)
                 && !pipeline.stdout_on_success
                 && same_file(&io::stdout(), &io::stderr()),
+            end_lines: pipeline.end_lines,
             stdout: Arc::new(File::from(io::stdout().as_fd().try_clone_to_owned()?)),
             stderr: Arc::new(File::from(io::stderr().as_fd().try_clone_to_owned()?)),
         })
@@ -223,11 +228,11 @@ impl RunIo {
 
     /// Which streams an attempt must get as pipes.
     pub fn piped(&self) -> Piped {
-        let chronic = self.held.is_some();
+        let whole = self.held.is_some() || self.end_lines;
         Piped {
             stdin: self.replay.is_some(),
-            stdout: self.hold_stdout || self.rules.is_some() || self.watch_idle || chronic,
-            stderr: self.rules.is_some() || self.watch_idle || chronic,
+            stdout: self.hold_stdout || self.rules.is_some() || self.watch_idle || whole,
+            stderr: self.rules.is_some() || self.watch_idle || whole,
             stderr_in_stdout: self.merged,
         }
     }
@@ -314,7 +319,10 @@ impl RunIo {
         cancel: &Arc<Cancel>,
     ) -> io::Result<JoinHandle<PumpEnd>> {
         let (rules, activity, cancel) = (self.rules.clone(), activity.clone(), cancel.clone());
-        tasks.spawn(name, move || pump(source, sink, rules, &activity, &cancel))
+        let end_lines = self.end_lines;
+        tasks.spawn(name, move || {
+            pump(source, sink, rules, end_lines, &activity, &cancel)
+        })
     }
 
     /// Starts writing a held stdout to retry's stdout (the attempt succeeded) or stderr (it

@@ -7,7 +7,7 @@
 use std::io::Read;
 use std::process::Stdio;
 
-use crate::helpers::{release_std, retry_std, timeless, wait_with_limit};
+use crate::helpers::{release, release_std, retry_std, timeless, wait_with_limit};
 
 /// Says on stdout then on stderr which attempt it is; succeeds from attempt 3.
 const THIRD_TIME: &str = "echo \"out $RETRY_ATTEMPT\"; echo \"err $RETRY_ATTEMPT\" >&2; \
@@ -292,4 +292,59 @@ fn the_attempt_known_to_be_the_last_is_neither_folded_nor_collapsed() {
     assert_eq!(code, Some(3), "{text}");
     assert!(text.starts_with("attempt 1 of 1\nout\n"), "{text}");
     assert!(!text.contains("group::"), "{text}");
+}
+
+#[test]
+fn a_marker_starts_a_line_after_output_left_without_a_newline() {
+    // curl -w '%{http_code}' prints 503 with no newline: the fold's end marker written after
+    // it would sit in the middle of that line, unseen by the CI system, and every later line,
+    // retry's own included, would be in the fold. retry stands between the attempt and the
+    // log, and ends such a line first. One stream (GitLab, Buildkite, `2>&1`):
+    let script = "printf 503; printf x >&2; exit 22";
+    let args = ["-b", "0", "-n", "1", "--", "sh", "-c", script];
+    for system in ["GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE"] {
+        let (code, text) = merged_release(&[(system, "true")], &args);
+        assert_eq!(code, Some(22), "{text:?}");
+        for line in text.lines() {
+            for marker in [
+                "::endgroup::",
+                "::group::",
+                "section_end:",
+                "section_start:",
+                "--- ",
+            ] {
+                if let Some(at) = line.find(marker) {
+                    let before = &line[..at];
+                    assert!(
+                        before.is_empty() || before == "\x1b[0K",
+                        "{system}: a marker inside a line: {line:?} in {text:?}"
+                    );
+                }
+            }
+            assert!(
+                !line.contains("retry:") || line.starts_with("retry:"),
+                "{system}: {line:?} in {text:?}"
+            );
+        }
+        assert!(
+            text.contains("503x\n") || text.contains("503\nx\n"),
+            "{system}: {text:?}"
+        );
+    }
+    // Two streams (GitHub reads stdout and stderr apart): each ends its own last line.
+    let out = release()
+        .env("GITHUB_ACTIONS", "true")
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(22));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "503\n503\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        timeless(&stderr).starts_with("::group::attempt 1 of 2\nx\n::endgroup::\nretry: "),
+        "{stderr:?}"
+    );
+    // Outside CI nothing is added: the output is the attempt's, byte for byte.
+    let out = release().args(args).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "503503");
 }
