@@ -29,7 +29,7 @@ mod simulate;
 mod stopping;
 mod telemetry;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 
 use clap::{CommandFactory, Parser, ValueEnum, ValueHint};
@@ -140,6 +140,8 @@ pub fn value_name<T: ValueEnum>(value: &T) -> String {
 #[derive(Clone, Debug, Default)]
 pub struct Origins {
     from_env: BTreeSet<String>,
+    /// Each value as typed (on the command line or in its variable), by argument id.
+    typed: BTreeMap<String, String>,
 }
 
 impl Origins {
@@ -151,6 +153,27 @@ impl Origins {
     /// Marks argument `id` as set from its environment variable.
     pub fn set_env(&mut self, id: &str) {
         self.from_env.insert(id.to_string());
+    }
+
+    /// The value of argument `id` as it was typed, control characters escaped (a message is one
+    /// line), for a message that refuses it: `10000y`, not what retry made of it.
+    pub fn typed(&self, id: &str) -> Option<String> {
+        self.typed.get(id).map(|text| crate::report::escape(text))
+    }
+
+    /// Keeps the value of every argument of `command` that takes one, as `matches` holds it
+    /// before parsing (the last one given), for [`Origins::typed`].
+    pub fn set_typed(&mut self, command: &clap::Command, matches: &clap::ArgMatches) {
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            if arg.get_action().takes_values()
+                && let Ok(Some(mut raw)) = matches.try_get_raw(id)
+                && let Some(last) = raw.next_back()
+            {
+                self.typed
+                    .insert(id.to_string(), last.to_string_lossy().into_owned());
+            }
+        }
     }
 }
 

@@ -230,6 +230,7 @@ fn from_matches(
             origins.set_env(id);
         }
     }
+    origins.set_typed(command, &matches);
     let modes = match kind {
         Kind::Simulate => matches.remove_one::<Vec<Mode>>("jitter"),
         Kind::Run => None,

@@ -136,7 +136,7 @@ fn delays_show_in_dry_run_and_come_from_retry_delays() {
 fn delays_with_the_formula_or_bad_lists_are_refused() {
     refuses(
         &["--delays", "1s,5s", "--base", "2s", "--", "true"],
-        &["--delays (1s,5s)", "--base (2.000s)"],
+        &["--delays (1s,5s)", "--base (2s)"],
     );
     refuses(
         &["--delays", "1s", "--cap", "9", "--", "true"],

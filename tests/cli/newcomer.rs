@@ -10,6 +10,11 @@ fn refuses(args: &[&str], needles: &[&str]) -> String {
     refused(release().args(args), needles)
 }
 
+/// `retry ARGS` with `vars` set (the release build) refused, naming each of `needles`.
+fn refuses_env(vars: &[(&str, &str)], args: &[&str], needles: &[&str]) -> String {
+    refused(release().envs(vars.iter().copied()).args(args), needles)
+}
+
 #[test]
 fn a_flag_given_no_value_says_it_needs_one() {
     for (args, flag) in [
@@ -39,5 +44,37 @@ fn a_flag_given_no_value_says_it_needs_one() {
     refuses(
         &["-b", "-5", "true"],
         &["--base", "-5", "cannot be negative"],
+    );
+}
+
+#[test]
+fn refused_durations_are_shown_as_typed() {
+    refuses(
+        &[
+            "--breaker",
+            "2",
+            "--breaker-cooldown",
+            "10000y",
+            "--",
+            "true",
+        ],
+        &["--breaker-cooldown (10000y)"],
+    );
+    refuses_env(
+        &[("RETRY_BREAKER_COOLDOWN", "101 years")],
+        &["--breaker", "2", "--", "true"],
+        &["(101 years from RETRY_BREAKER_COOLDOWN)"],
+    );
+    refuses(
+        &["--delays", "1s,5s", "-b", "1000ms", "--", "true"],
+        &["--base (1000ms)"],
+    );
+    refuses(
+        &["--lock-wait", "90s", "--", "true"],
+        &["--lock-wait (90s)"],
+    );
+    refuses(
+        &["--until-fail", "--reset-after", "1e400", "--", "true"],
+        &["--reset-after (1e400)"],
     );
 }
