@@ -76,15 +76,6 @@ pub fn limit(d: Duration) -> Option<Duration> {
     Some(d).filter(|d| !d.is_zero() && !is_unlimited(*d))
 }
 
-/// Formats a duration as seconds with three decimals and an `s` suffix (`0.412s`), or `inf`
-/// for [`UNLIMITED`] (which `sleep` and retry's DURATION both read back).
-pub fn format_secs(d: Duration) -> String {
-    if is_unlimited(d) {
-        return "inf".into();
-    }
-    format!("{:.3}s", d.as_secs_f64())
-}
-
 /// Formats a duration as seconds with three decimals, without a unit (`0.412`): the form of
 /// the numeric values retry hands to attempts and hooks (`RETRY_DELAY`, `RETRY_TIME_LEFT`),
 /// which scripts compute with. Text lines use [`format_human`].
@@ -140,6 +131,16 @@ pub fn format_human(d: Duration) -> String {
     }
     let hours = round(us, 3600 * SEC);
     two(hours / 24, "d", hours % 24, "h")
+}
+
+/// [`format_human`], but a positive value below a microsecond in nanoseconds (`1ns`), so that
+/// no positive value reads as `0s`: for the `--dry-run` table and its limits, where 0 means
+/// "none" and `1e-10000` is 1 ns.
+pub fn format_human_nonzero(d: Duration) -> String {
+    if !d.is_zero() && d < Duration::from_micros(1) {
+        return format!("{}ns", d.as_nanos());
+    }
+    format_human(d)
 }
 
 /// Two durations a message compares (`--cap (..) must be >= --base (..)`), each as
@@ -305,11 +306,9 @@ mod tests {
     }
 
     #[test]
-    fn formats_three_decimals_and_inf() {
-        assert_eq!(format_secs(Duration::from_micros(412_400)), "0.412s");
-        assert_eq!(format_secs(Duration::from_secs(64)), "64.000s");
-        assert_eq!(format_secs(UNLIMITED), "inf");
-        assert_eq!(parse_duration(&format_secs(UNLIMITED)), Ok(UNLIMITED));
+    fn unlimited_reads_back_and_limits_drop_0_and_inf() {
+        assert_eq!(format_human(UNLIMITED), "inf");
+        assert_eq!(parse_duration(&format_human(UNLIMITED)), Ok(UNLIMITED));
         assert_eq!(limit(UNLIMITED), None);
         assert_eq!(limit(Duration::ZERO), None);
         assert_eq!(limit(ns(1)), Some(ns(1)));
@@ -368,5 +367,10 @@ mod tests {
         for (d, want) in cases {
             assert_eq!(format_human(d), want, "{d:?}");
         }
+        assert_eq!(format_human_nonzero(Duration::from_nanos(1)), "1ns");
+        assert_eq!(format_human_nonzero(Duration::from_nanos(999)), "999ns");
+        assert_eq!(format_human_nonzero(Duration::ZERO), "0s");
+        assert_eq!(format_human_nonzero(ms(90_000)), "1m 30s");
+        assert_eq!(format_human_nonzero(UNLIMITED), "inf");
     }
 }

@@ -3,7 +3,7 @@
 //! `--dry-run`'s rows past the twentieth, the pointer to this retry's manual, the jitter modes
 //! in the completions, and the documentation's claims and examples.
 
-use crate::helpers::{refused, release};
+use crate::helpers::{dry_run_cells, refused, release};
 
 /// `retry ARGS` (the release build) refused, naming each of `needles`.
 fn refuses(args: &[&str], needles: &[&str]) -> String {
@@ -47,6 +47,12 @@ fn a_flag_given_no_value_says_it_needs_one() {
     );
 }
 
+/// The stdout of `retry ARGS` (the release build), which must succeed.
+fn stdout(args: &[&str]) -> String {
+    let out = release().args(args).assert().success().get_output().clone();
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
 fn refused_durations_are_shown_as_typed() {
     refuses(
@@ -77,4 +83,63 @@ fn refused_durations_are_shown_as_typed() {
         &["--until-fail", "--reset-after", "1e400", "--", "true"],
         &["--reset-after (1e400)"],
     );
+}
+
+#[test]
+fn durations_read_as_the_closing_line_writes_them() {
+    let table = stdout(&[
+        "--dry-run",
+        "-j",
+        "none",
+        "-b",
+        "2m",
+        "-c",
+        "3h",
+        "-n",
+        "7",
+        "-t",
+        "90s",
+    ]);
+    assert!(!table.contains(".000s"), "{table}");
+    let rows = dry_run_cells(&table);
+    let delays: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+    let totals: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+    assert_eq!(
+        delays,
+        ["2m", "4m", "8m", "16m", "32m", "1h 4m", "2h 8m"],
+        "{table}"
+    );
+    assert_eq!(
+        totals,
+        ["2m", "6m", "14m", "30m", "1h 2m", "2h 6m", "4h 14m"],
+        "{table}"
+    );
+    assert!(
+        table.contains("stop   at --timeout 1m 30s: SIGTERM") && table.contains("KILL 10s later"),
+        "{table}"
+    );
+    // A limit below a microsecond is not shown as 0 (which would mean none).
+    let tiny = stdout(&["--dry-run", "-n", "0", "-t", "1e-10000"]);
+    assert!(tiny.contains("--timeout 1ns"), "{tiny}");
+    let splay = stdout(&["--dry-run", "-n", "1", "--splay", "2h", "--seed", "1"]);
+    assert!(!splay.contains(".000s"), "{splay}");
+    // Messages too: the wait a deadline cuts short.
+    let out = release()
+        .args([
+            "--delays",
+            "30s",
+            "-n",
+            "3",
+            "-d",
+            "20s",
+            "--successes",
+            "2",
+            "--",
+            "true",
+        ])
+        .assert()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the next wait (30s)"), "{stderr}");
 }
