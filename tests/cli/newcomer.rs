@@ -143,3 +143,30 @@ fn durations_read_as_the_closing_line_writes_them() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the next wait (30s)"), "{stderr}");
 }
+
+#[test]
+fn dry_run_says_how_many_rows_are_not_shown() {
+    let table = stdout(&["--dry-run", "-n", "unlimited", "-b", "1ms"]);
+    assert_eq!(dry_run_cells(&table).len(), 20, "{table}");
+    let last = table.lines().last().unwrap();
+    assert!(
+        last.contains("not shown") && last.contains("without end"),
+        "{table}"
+    );
+    // With a deadline the rows end: the table says how many more there are, which the same
+    // schedule with room for every row shows.
+    let args = ["--dry-run", "-j", "none", "-d", "2h"];
+    let cut = stdout(&[&args[..], &["-n", "unlimited"]].concat());
+    let whole = stdout(&[&args[..], &["-n", "100000"]].concat());
+    let all = dry_run_cells(&whole).len();
+    assert!(all > 20, "{whole}");
+    let said = format!("{} more", all - 20);
+    assert!(
+        cut.lines().last().unwrap().contains(&said),
+        "{said:?}:\n{cut}"
+    );
+    assert_eq!(dry_run_cells(&cut), dry_run_cells(&whole)[..20]);
+    // When every row is shown, nothing is said.
+    let short = stdout(&["--dry-run", "-j", "none", "-n", "unlimited", "-d", "15s"]);
+    assert!(!short.contains("not shown"), "{short}");
+}
