@@ -63,11 +63,14 @@ use crate::types::LogFormat;
 pub struct Cli {
     // Declared before the flattened groups: a flattened group's help heading would otherwise
     // carry over to the arguments after it.
-    /// Print the man page or a shell's completion script and exit (for packagers)
+    /// Print the man page or a shell's completion script, and exit
     ///
-    /// Generated from these very definitions: man, bash, zsh, fish, elvish, powershell. The
-    /// copies committed under man/ and completions/ are checked against it by the tests.
-    #[arg(long, value_name = "WHAT", value_enum, hide = true)]
+    /// Generated from these very definitions: man, bash, zsh, fish, elvish, powershell.
+    /// `retry --generate man | man -l -` reads this retry's manual however it was installed
+    /// (`cargo install` copies no man page, and `man retry` may open another program's, such
+    /// as Debian's retry package); packagers install the output, as the copies committed
+    /// under man/ and completions/, which the tests check against it.
+    #[arg(long, value_name = "WHAT", value_enum)]
     pub generate: Option<Target>,
 
     /// The command to run, and its arguments

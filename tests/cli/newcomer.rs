@@ -3,6 +3,10 @@
 //! `--dry-run`'s rows past the twentieth, the pointer to this retry's manual, the jitter modes
 //! in the completions, and the documentation's claims and examples.
 
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::helpers::release::release_bin;
 use crate::helpers::{dry_run_cells, refused, release};
 
 /// `retry ARGS` (the release build) refused, naming each of `needles`.
@@ -169,4 +173,46 @@ fn dry_run_says_how_many_rows_are_not_shown() {
     // When every row is shown, nothing is said.
     let short = stdout(&["--dry-run", "-j", "none", "-n", "unlimited", "-d", "15s"]);
     assert!(!short.contains("not shown"), "{short}");
+}
+
+#[test]
+fn the_manual_is_pointed_to_as_this_retry_prints_it() {
+    let short = stdout(&["-h"]);
+    assert!(short.lines().count() <= 40, "{short}");
+    let long = stdout(&["--help"]);
+    // `man retry` only as a warning: it may open another program's page.
+    let only_warned = |text: &str| {
+        text.replace('\n', " ")
+            .split("man retry")
+            .skip(1)
+            .all(|after| after.trim_start_matches('`').starts_with(" may open"))
+    };
+    for text in [&short, &long] {
+        assert!(text.contains("retry --generate man | man -l -"), "{text}");
+        assert!(only_warned(text), "{text}");
+    }
+    assert!(long.contains("--generate <WHAT>"), "{long}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for page in ["README.md", "docs/usage.md"] {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        assert!(only_warned(&text), "{page}");
+        assert!(text.contains("retry --generate man | man -l -"), "{page}");
+    }
+    // What it points to works, where man-db is installed.
+    let man_db = Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"man "));
+    if man_db {
+        let out = Command::new("sh")
+            .args(["-c", "\"$0\" --generate man | MANPAGER=cat man -l -"])
+            .arg(release_bin())
+            .env("MANWIDTH", "80")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let page = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{out:?}");
+        assert!(page.contains("--breaker-cooldown"), "{page}");
+    }
 }
