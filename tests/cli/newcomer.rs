@@ -216,3 +216,13 @@ fn the_manual_is_pointed_to_as_this_retry_prints_it() {
         assert!(page.contains("--breaker-cooldown"), "{page}");
     }
 }
+
+#[test]
+fn the_completions_describe_jitter_modes_in_defined_terms() {
+    for shell in ["zsh", "fish", "bash", "elvish", "powershell"] {
+        let script = stdout(&["--generate", shell]);
+        for undefined in ["(0, v)", "v/2", "v *"] {
+            assert!(!script.contains(undefined), "{shell}: {undefined:?}");
+        }
+    }
+}
