@@ -30,9 +30,10 @@ pub const EXAMPLES: &[Example] = &[
         what: "Keep trying for at most five minutes, each attempt stopped after 30 seconds.",
     },
     Example {
-        command: "retry --http-hints -- curl -fsS -D - -o out.json https://api.example.com/",
+        command: "retry --http-hints -- curl -fsS -D /dev/stderr https://api.example.com/",
         what: "Wait at least as long as the server asks (Retry-After, RateLimit, \
-               X-RateLimit-Reset, x-amz-retry-after), up to --max-hint.",
+               X-RateLimit-Reset, x-amz-retry-after), up to --max-hint: curl prints the \
+               headers on stderr, where retry reads them, and the body alone on stdout.",
     },
     Example {
         command: "retry --preset aws --dry-run",

@@ -6,8 +6,9 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::helpers::http::{HttpServer, Reply};
 use crate::helpers::release::release_bin;
-use crate::helpers::{dry_run_cells, refused, release};
+use crate::helpers::{clear_outside_env, dry_run_cells, refused, release};
 
 /// `retry ARGS` (the release build) refused, naming each of `needles`.
 fn refuses(args: &[&str], needles: &[&str]) -> String {
@@ -224,5 +225,58 @@ fn the_completions_describe_jitter_modes_in_defined_terms() {
         for undefined in ["(0, v)", "v/2", "v *"] {
             assert!(!script.contains(undefined), "{shell}: {undefined:?}");
         }
+    }
+}
+
+/// The `retry --http-hints` example of `text` (a line of it), its URL pointed at `url`.
+fn http_hints_example(text: &str, url: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("retry --http-hints"))
+        .expect("an --http-hints example");
+    let line = line.split(" #").next().unwrap().trim();
+    let at = line.find("https://").expect("a URL");
+    let end = line[at..].find(' ').map_or(line.len(), |e| at + e);
+    format!("{}{url}{}", &line[..at], &line[end..])
+}
+
+#[test]
+fn the_http_hints_examples_keep_stdout_for_the_body() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    // The release build first: the server stops answering after the hang limit.
+    let help = stdout(&["--help"]);
+    let server = HttpServer::start(|_, n, _| match n {
+        0 => Reply::new(429, Vec::new()).header("retry-after", "1"),
+        _ => Reply::new(200, b"the body".to_vec()),
+    });
+    let bin_dir = release_bin().parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    // Each on a path of its own: the server's 429 is for a path's first request.
+    for (text, route, first) in [(&readme, "readme", 0), (&help, "help", 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let script = http_hints_example(text, &format!("{}/{route}", server.url()));
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &script])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .stdin(Stdio::null());
+        clear_outside_env(&mut cmd);
+        for (k, _) in std::env::vars_os()
+            .filter(|(k, _)| k.to_string_lossy().to_ascii_lowercase().ends_with("_proxy"))
+        {
+            cmd.env_remove(k);
+        }
+        let out = cmd.env("RETRY_BASE", "10ms").output().unwrap();
+        let (o, e) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{script}: {o} {e}");
+        assert_eq!(o, "the body", "{script}: stderr {e}");
+        assert!(e.contains("retry-after: 1"), "{script}: {e}");
+        assert!(e.contains("(Retry-After)"), "{script}: {e}");
+        assert_eq!(server.requests().len(), first + 2, "{script}");
     }
 }
