@@ -103,7 +103,8 @@ fn looks_like_a_flag(value: &str) -> bool {
 
 /// Why COMMAND (`command[0]`, not found) may not be a command at all, given the words before it
 /// in `args` (program name first) and `takes_value`, which says whether a flag (`--cap`, `-c`)
-/// takes a value: a bare number (Debian's `retry` takes the number of tries first), or a word
+/// takes a value: a bare number (shell `retry` functions and scripts often take the number of
+/// tries first, `retry 3 curl ...`; Debian's `retry` takes it as the command), or a word
 /// right after a flag's value (a value with a space, unquoted).
 pub fn not_found_hint(
     args: &[OsString],

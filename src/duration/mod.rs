@@ -14,7 +14,9 @@
 //! floating point number followed by an optional unit"); so are `1e3`, `.5`, `2.34e+5d` and
 //! `5.`. Units are case-sensitive (`m` is a minute, `M` a month of 30.44 days). Each term's
 //! exact value is rounded up to a whole nanosecond, so a positive value never becomes 0
-//! (`1e-10000` is 1 ns, as for `timeout`, which "rounds up" too). `inf`, `infinity` and any
+//! (`1e-10000` is 1 ns, as for coreutils `timeout` from 9.7 on, which "rounds up" too; 7.0 to
+//! 9.6 took it as 0, no limit: "timeout would fail to timeout commands with infinitesimal
+//! timeouts", coreutils NEWS, release 9.7). `inf`, `infinity` and any
 //! value past the largest `struct timespec` (`i64::MAX` seconds) are [`UNLIMITED`]: no limit,
 //! where a bounded clock would refuse or overflow. Negative values (other than `-0`), NaN,
 //! hexadecimal (`0x10`), digit separators (`1_000`), digits other than ASCII and unknown

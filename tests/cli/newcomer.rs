@@ -280,3 +280,32 @@ fn the_http_hints_examples_keep_stdout_for_the_body() {
         assert_eq!(server.requests().len(), first + 2, "{script}");
     }
 }
+
+#[test]
+fn no_page_says_a_tiny_timeout_behaves_as_every_timeout_does() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        pages.push(entry.unwrap().path());
+    }
+    for page in pages
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(page).unwrap();
+        // Paragraphs, a claim may wrap; a table's rows one by one.
+        let rows = text
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .map(String::from);
+        let paragraphs = text.split("\n\n").filter(|p| !p.starts_with('|'));
+        for flat in paragraphs.map(|p| p.replace('\n', " ")).chain(rows) {
+            if flat.contains("1e-10000") && flat.contains("as with `timeout`") {
+                panic!("{}: {flat}", page.display());
+            }
+            if flat.contains("1e-10000") && flat.contains("`timeout`") {
+                assert!(flat.contains("9.7"), "{}: {flat}", page.display());
+            }
+        }
+    }
+}
