@@ -309,3 +309,17 @@ fn no_page_says_a_tiny_timeout_behaves_as_every_timeout_does() {
         }
     }
 }
+
+#[test]
+fn a_flag_followed_by_an_unknown_flag_is_given_no_value() {
+    for (args, flag) in [
+        (&["--budget", "-x", "true"][..], "--budget"),
+        (&["--lock", "-x", "--", "true"], "--lock"),
+        (&["--on-retry", "-zz", "true"], "--on-retry"),
+        (&["--preset", "--nope", "true"], "--preset"),
+    ] {
+        let line = refuses(args, &[flag, "needs a value", "looks like a flag"]);
+        assert!(!line.contains("use '-- -"), "{args:?}: {line}");
+    }
+    refuses(&["-n", "3", "-x", "true"], &["unexpected argument '-x'"]);
+}
