@@ -164,12 +164,20 @@ impl Origins {
         self.typed.get(id).map(|text| crate::report::escape(text))
     }
 
-    /// Keeps the value of every argument of `command` that takes one, as `matches` holds it
-    /// before parsing (the last one given), for [`Origins::typed`].
+    /// Keeps the value of every flag of `command` that takes one and was given (on the command
+    /// line or in its variable, not by default), as `matches` holds it before parsing (the
+    /// last one given), for [`Origins::typed`].
     pub fn set_typed(&mut self, command: &clap::Command, matches: &clap::ArgMatches) {
+        use clap::parser::ValueSource;
         for arg in command.get_arguments() {
             let id = arg.get_id().as_str();
-            if arg.get_action().takes_values()
+            let given = matches!(
+                matches.value_source(id),
+                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+            );
+            if given
+                && !arg.is_positional()
+                && arg.get_action().takes_values()
                 && let Ok(Some(mut raw)) = matches.try_get_raw(id)
                 && let Some(last) = raw.next_back()
             {
