@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use super::one_line;
+use crate::report::escape;
 
 /// The usage line, as `retry -h` shows it.
 pub const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARGS]...";
@@ -26,8 +27,10 @@ pub fn usage(e: &clap::Error) -> String {
         parts.push(format!("no command to run; usage: {USAGE}"));
     } else if let Some(message) = missing_value(e) {
         parts.push(message);
+    } else if let Some(message) = invalid_value(e) {
+        parts.push(message);
     } else {
-        parts.push(one_line(&e.render().to_string()));
+        parts.push(escape(&one_line(&e.render().to_string())));
     }
     for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
         match e.get(kind) {
@@ -47,6 +50,27 @@ pub fn usage(e: &clap::Error) -> String {
         parts.extend(tips.iter().map(|t| format!("tip: {t}")));
     }
     format!("{} ({MORE})", parts.join("; "))
+}
+
+/// clap's "invalid value 'V' for 'FLAG': WHY" for a value its parser refused, written here
+/// with the value's control characters escaped: clap's rendered text drops an escape sequence
+/// whole (`1\e[2J` read as `1`), so it would show another value than the one given.
+fn invalid_value(e: &clap::Error) -> Option<String> {
+    if e.kind() != ErrorKind::ValueValidation {
+        return None;
+    }
+    let (Some(ContextValue::String(flag)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) else {
+        return None;
+    };
+    let why = std::error::Error::source(e)?.to_string();
+    Some(format!(
+        "invalid value '{}' for '{flag}': {}",
+        escape(value),
+        escape(&why)
+    ))
 }
 
 /// The message for a flag that takes a value given none: nothing after it, `--` (which then
@@ -73,7 +97,7 @@ fn missing_value(e: &clap::Error) -> Option<String> {
         "" if e.kind() == ErrorKind::InvalidValue => "none was given".to_string(),
         "--" => "'--' ends retry's options".to_string(),
         v if looks_like_a_flag(v) => {
-            let long = flag.split(' ').next().unwrap_or(flag);
+            let (long, v) = (flag.split(' ').next().unwrap_or(flag), escape(v));
             format!("'{v}' looks like a flag (a value starting with '-' is written {long}={v})")
         }
         _ => return None,
@@ -172,6 +196,11 @@ mod tests {
         );
         assert!(err(&["--preset"]).contains("none was given; one of gcp, aws, grpc, api-core"));
         assert!(err(&["-t", "-v", "true"]).contains("written --timeout=-v"));
+        // Control characters in a value never reach the terminal raw.
+        let e = err(&["-b", "-x\u{1b}[2J", "true"]);
+        assert!(e.contains("'-x\\u{1b}[2J'") && !e.contains('\u{1b}'), "{e}");
+        let e = err(&["-b", "1\u{1b}[2J", "true"]);
+        assert!(!e.contains('\u{1b}'), "{e}");
         for value in ["-5", "-inf", "-Infinity", "-", "abc", ""] {
             let e = err(&["-b", value, "true"]);
             assert!(!e.contains("needs a value"), "{value:?}: {e}");

@@ -301,7 +301,7 @@ fn unknown_after_a_flag(
                 .get_arguments()
                 .find(|a| a.get_short() == Some(short))
         })?;
-    let name = long.get_long()?;
+    let (name, unknown) = (long.get_long()?, crate::report::escape(unknown));
     let value = long
         .get_value_names()
         .and_then(|v| v.first())
@@ -358,9 +358,9 @@ fn env_error(
         if let Err(e) = probe.try_get_matches_from(args) {
             return format!(
                 "invalid value '{}' for {} (--{long}): {}",
-                value.to_string_lossy(),
+                crate::report::escape(&value.to_string_lossy()),
                 name.to_string_lossy(),
-                reason(&e)
+                crate::report::escape(&reason(&e))
             );
         }
     }

@@ -323,3 +323,34 @@ fn a_flag_followed_by_an_unknown_flag_is_given_no_value() {
     }
     refuses(&["-n", "3", "-x", "true"], &["unexpected argument '-x'"]);
 }
+
+#[test]
+fn a_refused_value_never_drives_the_terminal() {
+    use crate::helpers::pty::{read_until_closed, retry_on_pty};
+    for args in [
+        &["-b", "-x\u{1b}[2J", "true"][..],
+        &["-b", "1\u{1b}[2J", "true"],
+        &["--budget", "-\u{1b}[2J", "true"],
+    ] {
+        let (mut child, mut master) = retry_on_pty(args, &[("TERM", "xterm")], 80);
+        let out = read_until_closed(&mut master);
+        assert_eq!(
+            crate::helpers::wait_with_limit(&mut child).code(),
+            Some(125)
+        );
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("retry: "), "{text:?}");
+        assert!(!text.contains("\u{1b}[2J"), "{args:?}: {text:?}");
+        assert!(text.contains("\\u{1b}[2J"), "{args:?}: {text:?}");
+    }
+}
+
+#[test]
+fn a_refused_variable_is_shown_escaped() {
+    let line = refuses_env(
+        &[("RETRY_BASE", "1\u{1b}[2J")],
+        &["--", "true"],
+        &["RETRY_BASE", "'1\\u{1b}[2J'"],
+    );
+    assert!(!line.contains('\u{1b}'), "{line:?}");
+}
