@@ -6,12 +6,12 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -s b -l base -d 'Firs
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s m -l multiplier -d 'Growth per retry; must be >= 1 [default: 2]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s c -l cap -d 'Largest single delay; must be >= base [default: 64s]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l delays -d 'Explicit delays before retries 1, 2, 3, ...; the last one repeats' -r -f
-complete -c retry -n 'not __fish_retry_command >/dev/null' -s j -l jitter -d 'Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]' -r -f -a "none\t'min(cap, base * multiplier^n), no randomness'
-full\t'U(0, v): the AWS Architecture Blog\'s recommendation'
-equal\t'v/2 + U(0, v/2)'
-decorrelated\t's = min(cap, U(base, 3*s)) from s = base'
-additive\t'min(cap, base * multiplier^n + U(0, base)): Google Cloud\'s retry guides'
-proportional\t'min(cap, v * (1 + U(-0.2, 0.2))): gRPC connection backoff'"
+complete -c retry -n 'not __fish_retry_command >/dev/null' -s j -l jitter -d 'Jitter mode: none, full, equal, decorrelated, additive, proportional [default: full]' -r -f -a "none\t'the exponential delay, min(cap, base * multiplier^n), with no randomness'
+full\t'random from 0 to the exponential delay: the AWS Architecture Blog\'s recommendation'
+equal\t'half the exponential delay, plus a random part up to the other half'
+decorrelated\t'random from base to 3 times the previous delay, at most cap'
+additive\t'base * multiplier^n plus a random part up to base, at most cap: Google Cloud\'s guides'
+proportional\t'the exponential delay, 20% more or less at random, at most cap: gRPC connection backoff'"
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l seed -d 'Seed the jitter, to reproduce a schedule [default: from the OS]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s n -l max-retries -d 'Retries after the first attempt, or "unlimited" [default: 5]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l reset-after -d 'An attempt that ran this long before failing starts the schedule afresh' -r -f

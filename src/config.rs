@@ -194,6 +194,15 @@ enum Source {
 }
 
 impl Source {
+    /// The value of argument `id` as typed, when it came from the command line or its
+    /// variable (see [`Origins::typed`]); `None` for a preset's or the default.
+    fn typed(self, origins: &Origins, id: &str) -> Option<String> {
+        match self {
+            Source::Flag | Source::Env => origins.typed(id),
+            Source::Preset(..) | Source::Default => None,
+        }
+    }
+
     /// ` from ...` for a message about flag `long` (without dashes); empty for a flag or a
     /// default, which need no explanation.
     fn suffix(self, long: &str) -> String {
@@ -319,12 +328,17 @@ impl Backoff {
         // `--cap inf` is no cap; a first delay without end would be no retry at all.
         if is_unlimited(base) {
             bail!(
-                "--base (inf{}) must be finite: it is the first delay (use -n 0 for no retry)",
+                "--base ({}{}) must be finite: it is the first delay (use -n 0 for no retry)",
+                base_from
+                    .typed(origins, "base")
+                    .unwrap_or_else(|| "inf".into()),
                 base_from.suffix("base")
             );
         }
         if cap < base {
             let (cap_text, base_text) = format_apart(cap, base);
+            let cap_text = cap_from.typed(origins, "cap").unwrap_or(cap_text);
+            let base_text = base_from.typed(origins, "base").unwrap_or(base_text);
             bail!(
                 "--cap ({cap_text}{}) must be >= --base ({base_text}{})",
                 cap_from.suffix("cap"),
@@ -467,10 +481,12 @@ mod tests {
     pub(super) fn config(args: &[&str], from_env: &[&str]) -> Result<Config> {
         let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
         let matches = command
+            .clone()
             .try_get_matches_from(["retry", "--dry-run"].iter().chain(args))
             .unwrap();
         let mut origins = Origins::default();
         from_env.iter().for_each(|id| origins.set_env(id));
+        origins.set_typed(&command, &matches);
         Config::from_cli(Cli::from_arg_matches(&matches).unwrap(), &origins)
     }
 
@@ -585,9 +601,12 @@ mod tests {
         let e = config(&["--preset", "gcp", "-b", "100s"], &[]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "--cap (1m 4s from --preset gcp) must be >= --base (1m 40s)"
+            "--cap (1m 4s from --preset gcp) must be >= --base (100s)"
         );
         let e = config(&["-c", "0.5s"], &["cap"]).unwrap_err();
-        assert!(e.to_string().contains("from RETRY_CAP"), "{e}");
+        assert!(e.to_string().contains("(0.5s from RETRY_CAP)"), "{e}");
+        // Values typed close together are shown as typed: they never read the same.
+        let e = config(&["-c", "3600.999", "-b", "3601"], &[]).unwrap_err();
+        assert_eq!(e.to_string(), "--cap (3600.999) must be >= --base (3601)");
     }
 }

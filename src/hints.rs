@@ -32,7 +32,7 @@ use std::time::{Duration, SystemTime};
 pub const MAX_HEADER_LINE: usize = 8 * 1024;
 
 /// Where a hint came from; its [`fmt::Display`] is the name shown in the progress line
-/// (`retrying in 30.000s (Retry-After)`) and in the JSON `wait` event.
+/// (`retrying in 30s (Retry-After)`) and in the JSON `wait` event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HintSource {
     /// `Retry-After` (delta-seconds or HTTP-date).

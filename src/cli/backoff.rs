@@ -95,20 +95,22 @@ pub struct BackoffArgs {
     pub seed: Option<u64>,
 }
 
-/// `--jitter` of a run: a [`Jitter`] mode, named as clap derives it from the variant.
+/// `--jitter` of a run: a [`Jitter`] mode, named as clap derives it from the variant. Each
+/// description stands alone (the completions show it beside the name, without `--help`'s
+/// definition of v), in words: "the exponential delay" is min(cap, base * multiplier^n).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum JitterArg {
-    /// min(cap, base * multiplier^n), no randomness
+    /// the exponential delay, min(cap, base * multiplier^n), with no randomness
     None,
-    /// U(0, v): the AWS Architecture Blog's recommendation
+    /// random from 0 to the exponential delay: the AWS Architecture Blog's recommendation
     Full,
-    /// v/2 + U(0, v/2)
+    /// half the exponential delay, plus a random part up to the other half
     Equal,
-    /// s = min(cap, U(base, 3*s)) from s = base
+    /// random from base to 3 times the previous delay, at most cap
     Decorrelated,
-    /// min(cap, base * multiplier^n + U(0, base)): Google Cloud's retry guides
+    /// base * multiplier^n plus a random part up to base, at most cap: Google Cloud's guides
     Additive,
-    /// min(cap, v * (1 + U(-0.2, 0.2))): gRPC connection backoff
+    /// the exponential delay, 20% more or less at random, at most cap: gRPC connection backoff
     Proportional,
 }
 

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use super::one_line;
+use crate::report::escape;
 
 /// The usage line, as `retry -h` shows it.
 pub const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARGS]...";
@@ -24,8 +25,12 @@ pub fn usage(e: &clap::Error) -> String {
             Some(ContextValue::Strings(args)) if args.iter().any(|a| a.contains("COMMAND")));
     if missing_command {
         parts.push(format!("no command to run; usage: {USAGE}"));
+    } else if let Some(message) = missing_value(e) {
+        parts.push(message);
+    } else if let Some(message) = invalid_value(e) {
+        parts.push(message);
     } else {
-        parts.push(one_line(&e.render().to_string()));
+        parts.push(escape(&one_line(&e.render().to_string())));
     }
     for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
         match e.get(kind) {
@@ -47,9 +52,83 @@ pub fn usage(e: &clap::Error) -> String {
     format!("{} ({MORE})", parts.join("; "))
 }
 
+/// clap's "invalid value 'V' for 'FLAG': WHY" for a value its parser refused, written here
+/// with the value's control characters escaped: clap's rendered text drops an escape sequence
+/// whole (`1\e[2J` read as `1`), so it would show another value than the one given.
+fn invalid_value(e: &clap::Error) -> Option<String> {
+    if e.kind() != ErrorKind::ValueValidation {
+        return None;
+    }
+    let (Some(ContextValue::String(flag)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) else {
+        return None;
+    };
+    let why = std::error::Error::source(e)?.to_string();
+    Some(format!(
+        "invalid value '{}' for '{flag}': {}",
+        escape(value),
+        escape(&why)
+    ))
+}
+
+/// The message for a flag that takes a value given none: nothing after it, `--` (which then
+/// ends retry's options, so the flag has nothing), or a word that looks like another flag
+/// (`-b -x`, `-t --verbose`), which a flag taking negative numbers would otherwise read as its
+/// value and refuse as a bad DURATION. `None` for any other error, a negative number (`-5`,
+/// `-inf`: a value, refused as one) included.
+fn missing_value(e: &clap::Error) -> Option<String> {
+    if !matches!(
+        e.kind(),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+    ) {
+        return None;
+    }
+    let (Some(ContextValue::String(flag)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) else {
+        return None;
+    };
+    let got = match value.as_str() {
+        // clap's own "a value is required ... but none was supplied"; an empty `--base=` is a
+        // value, refused by the flag's parser (ValueValidation).
+        "" if e.kind() == ErrorKind::InvalidValue => "none was given".to_string(),
+        "--" => "'--' ends retry's options".to_string(),
+        v if looks_like_a_flag(v) => {
+            let (long, v) = (flag.split(' ').next().unwrap_or(flag), escape(v));
+            format!("'{v}' looks like a flag (a value starting with '-' is written {long}={v})")
+        }
+        _ => return None,
+    };
+    let mut message = format!("'{flag}' needs a value, and {got}");
+    if let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue)
+        && !valid.is_empty()
+    {
+        message.push_str(&format!("; one of {}", valid.join(", ")));
+    }
+    Some(message)
+}
+
+/// Whether `value` reads as a flag rather than as a value: `-` then a letter (`-x`, `-qv`) or
+/// `--` then anything, but not a negative number nor `-inf`/`-infinity` (a DURATION's parser
+/// names those).
+fn looks_like_a_flag(value: &str) -> bool {
+    let Some(rest) = value.strip_prefix('-') else {
+        return false;
+    };
+    if rest.starts_with('-') {
+        return rest.len() > 1;
+    }
+    rest.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !rest.to_ascii_lowercase().starts_with("inf")
+}
+
 /// Why COMMAND (`command[0]`, not found) may not be a command at all, given the words before it
 /// in `args` (program name first) and `takes_value`, which says whether a flag (`--cap`, `-c`)
-/// takes a value: a bare number (Debian's `retry` takes the number of tries first), or a word
+/// takes a value: a bare number (shell `retry` functions and scripts often take the number of
+/// tries first, `retry 3 curl ...`; Debian's `retry` takes it as the command), or a word
 /// right after a flag's value (a value with a space, unquoted).
 pub fn not_found_hint(
     args: &[OsString],
@@ -103,6 +182,29 @@ mod tests {
             e,
             "no command to run; usage: retry [OPTIONS] [--] COMMAND [ARGS]... (try 'retry --help')"
         );
+    }
+
+    #[test]
+    fn a_flag_without_its_value_says_it_needs_one() {
+        assert_eq!(
+            err(&["-b", "--", "true"]),
+            "'--base <DURATION>' needs a value, and '--' ends retry's options (try 'retry --help')"
+        );
+        assert_eq!(
+            err(&["--lock"]),
+            "'--lock <PATH>' needs a value, and none was given (try 'retry --help')"
+        );
+        assert!(err(&["--preset"]).contains("none was given; one of gcp, aws, grpc, api-core"));
+        assert!(err(&["-t", "-v", "true"]).contains("written --timeout=-v"));
+        // Control characters in a value never reach the terminal raw.
+        let e = err(&["-b", "-x\u{1b}[2J", "true"]);
+        assert!(e.contains("'-x\\u{1b}[2J'") && !e.contains('\u{1b}'), "{e}");
+        let e = err(&["-b", "1\u{1b}[2J", "true"]);
+        assert!(!e.contains('\u{1b}'), "{e}");
+        for value in ["-5", "-inf", "-Infinity", "-", "abc", ""] {
+            let e = err(&["-b", value, "true"]);
+            assert!(!e.contains("needs a value"), "{value:?}: {e}");
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Generated documentation: the man page and the shell completion scripts, built from the clap
-//! definition in [`crate::cli`] by the hidden `retry --generate WHAT`.
+//! definition in [`crate::cli`] by `retry --generate WHAT`.
 //!
 //! Copies are committed under `man/` and `completions/` (see [`Target::path`]); the test
 //! `tests/cli/generated.rs` regenerates them and fails on any difference. The completion

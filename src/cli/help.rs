@@ -30,9 +30,10 @@ pub const EXAMPLES: &[Example] = &[
         what: "Keep trying for at most five minutes, each attempt stopped after 30 seconds.",
     },
     Example {
-        command: "retry --http-hints -- curl -fsS -D - -o out.json https://api.example.com/",
+        command: "retry --http-hints -- curl -fsS -D /dev/stderr https://api.example.com/",
         what: "Wait at least as long as the server asks (Retry-After, RateLimit, \
-               X-RateLimit-Reset, x-amz-retry-after), up to --max-hint.",
+               X-RateLimit-Reset, x-amz-retry-after), up to --max-hint: curl prints the \
+               headers on stderr, where retry reads them, and the body alone on stdout.",
     },
     Example {
         command: "retry --preset aws --dry-run",
@@ -128,6 +129,12 @@ pub const EXIT_STATUSES: &[ExitStatus] = &[
     },
 ];
 
+/// How to read this retry's manual, however it was installed: `cargo install` copies no man
+/// page, and `man retry` then opens whatever page of that name the system has (Debian's
+/// unrelated `retry` package installs one). `man -l -` reads a page from stdin (man-db's and
+/// mandoc's `man`).
+pub const MANUAL: &str = "retry --generate man | man -l -";
+
 /// The flags `-h` shows (by clap id), in this order of importance; `--help` shows them all.
 const SHORT_FLAGS: &[&str] = &[
     "max_retries",
@@ -192,9 +199,9 @@ fn short_after() -> String {
     for s in EXIT_STATUSES {
         text.push_str(&format!("  {:<9} {}\n", s.status, s.short));
     }
-    text.push_str(
-        "\nEvery flag (and its RETRY_<FLAG> variable): retry --help. The manual: man retry.",
-    );
+    text.push_str(&format!(
+        "\nEvery flag (and its RETRY_<FLAG> variable): retry --help.\nThe manual: {MANUAL}"
+    ));
     text
 }
 
@@ -208,7 +215,11 @@ fn long_after() -> String {
     for s in EXIT_STATUSES {
         text.push_str(&format!("  {}\n          {}\n\n", s.status, s.long));
     }
-    text.push_str("The manual, with the environment and signals: man retry.");
+    text.push_str(&format!(
+        "The manual, with the environment and signals: {MANUAL} (this retry's, however it \
+         was installed: `man retry` may open another program's, such as Debian's retry \
+         package)."
+    ));
     text
 }
 
@@ -236,7 +247,8 @@ mod tests {
             assert!(text.contains(needle), "{needle} missing:\n{text}");
         }
         assert!(!text.contains("[env:"), "{text}");
-        assert!(text.contains("retry --help") && text.contains("man retry"));
+        assert!(text.contains("retry --help") && text.contains(MANUAL));
+        assert!(!text.contains("man retry"), "{text}");
     }
 
     #[test]

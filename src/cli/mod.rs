@@ -29,7 +29,7 @@ mod simulate;
 mod stopping;
 mod telemetry;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 
 use clap::{CommandFactory, Parser, ValueEnum, ValueHint};
@@ -63,11 +63,14 @@ use crate::types::LogFormat;
 pub struct Cli {
     // Declared before the flattened groups: a flattened group's help heading would otherwise
     // carry over to the arguments after it.
-    /// Print the man page or a shell's completion script and exit (for packagers)
+    /// Print the man page or a shell's completion script, and exit
     ///
-    /// Generated from these very definitions: man, bash, zsh, fish, elvish, powershell. The
-    /// copies committed under man/ and completions/ are checked against it by the tests.
-    #[arg(long, value_name = "WHAT", value_enum, hide = true)]
+    /// Generated from these very definitions: man, bash, zsh, fish, elvish, powershell.
+    /// `retry --generate man | man -l -` reads this retry's manual however it was installed
+    /// (`cargo install` copies no man page, and `man retry` may open another program's, such
+    /// as Debian's retry package); packagers install the output, as the copies committed
+    /// under man/ and completions/, which the tests check against it.
+    #[arg(long, value_name = "WHAT", value_enum)]
     pub generate: Option<Target>,
 
     /// The command to run, and its arguments
@@ -140,6 +143,8 @@ pub fn value_name<T: ValueEnum>(value: &T) -> String {
 #[derive(Clone, Debug, Default)]
 pub struct Origins {
     from_env: BTreeSet<String>,
+    /// Each value as typed (on the command line or in its variable), by argument id.
+    typed: BTreeMap<String, String>,
 }
 
 impl Origins {
@@ -151,6 +156,35 @@ impl Origins {
     /// Marks argument `id` as set from its environment variable.
     pub fn set_env(&mut self, id: &str) {
         self.from_env.insert(id.to_string());
+    }
+
+    /// The value of argument `id` as it was typed, control characters escaped (a message is one
+    /// line), for a message that refuses it: `10000y`, not what retry made of it.
+    pub fn typed(&self, id: &str) -> Option<String> {
+        self.typed.get(id).map(|text| crate::report::escape(text))
+    }
+
+    /// Keeps the value of every flag of `command` that takes one and was given (on the command
+    /// line or in its variable, not by default), as `matches` holds it before parsing (the
+    /// last one given), for [`Origins::typed`].
+    pub fn set_typed(&mut self, command: &clap::Command, matches: &clap::ArgMatches) {
+        use clap::parser::ValueSource;
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            let given = matches!(
+                matches.value_source(id),
+                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+            );
+            if given
+                && !arg.is_positional()
+                && arg.get_action().takes_values()
+                && let Ok(Some(mut raw)) = matches.try_get_raw(id)
+                && let Some(last) = raw.next_back()
+            {
+                self.typed
+                    .insert(id.to_string(), last.to_string_lossy().into_owned());
+            }
+        }
     }
 }
 

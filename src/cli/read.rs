@@ -204,9 +204,11 @@ fn parse_as(
     };
     // Without the environment: if the command line alone is at fault, say so as clap does.
     let mut bare = with_env(kind.command(), |_| false);
-    let matches = bare
-        .try_get_matches_from_mut(args)
-        .map_err(|e| Stop::Usage(super::errors::usage(&e)))?;
+    let matches = bare.try_get_matches_from_mut(args).map_err(|e| {
+        let message =
+            unknown_after_a_flag(&bare, args, &e).unwrap_or_else(|| super::errors::usage(&e));
+        Stop::Usage(message)
+    })?;
     let parsed = from_matches(matches, &bare, kind, args)?;
     if parsed.cli.generate.is_some() {
         // Generating documentation needs no settings: a bad variable must not stop it.
@@ -230,6 +232,7 @@ fn from_matches(
             origins.set_env(id);
         }
     }
+    origins.set_typed(command, &matches);
     let modes = match kind {
         Kind::Simulate => matches.remove_one::<Vec<Mode>>("jitter"),
         Kind::Run => None,
@@ -254,6 +257,59 @@ fn takes_value(command: &clap::Command, flag: &str) -> bool {
             .find(|a| short.is_some() && a.get_short() == short)
     };
     found.is_some_and(|a| a.get_action().takes_values())
+}
+
+/// The message for an unknown flag right after a flag that takes a value and does not take
+/// one starting with `-` (`--budget -x`): clap's "unexpected argument '-x'" with its tip "use
+/// '-- -x'" would make `-x` the command; the flag was more likely given no value. `None` for
+/// any other error, and for an unknown flag elsewhere.
+fn unknown_after_a_flag(
+    command: &clap::Command,
+    args: &[OsString],
+    e: &clap::Error,
+) -> Option<String> {
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(unknown)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .take_while(|a| a.as_encoded_bytes() != b"--")
+        .map(|a| a.to_str())
+        .collect::<Option<_>>()?;
+    // clap names the first unknown letter of a cluster (`-z` of `-zz`).
+    let in_cluster = |w: &str| {
+        unknown.len() == 2
+            && !w.starts_with("--")
+            && w.starts_with('-')
+            && w.contains(&unknown[1..])
+    };
+    let at = words.iter().position(|w| w == unknown || in_cluster(w))?;
+    let (flag, unknown) = (*words.get(at.checked_sub(1)?)?, words[at]);
+    if !flag.starts_with('-') || flag.contains('=') || !takes_value(command, flag) {
+        return None;
+    }
+    let long = flag
+        .strip_prefix("--")
+        .and_then(|l| command.get_arguments().find(|a| a.get_long() == Some(l)))
+        .or_else(|| {
+            let short = flag.strip_prefix('-')?.chars().last()?;
+            command
+                .get_arguments()
+                .find(|a| a.get_short() == Some(short))
+        })?;
+    let (name, unknown) = (long.get_long()?, crate::report::escape(unknown));
+    let value = long
+        .get_value_names()
+        .and_then(|v| v.first())
+        .map_or(String::new(), |v| format!(" <{v}>"));
+    Some(format!(
+        "'--{name}{value}' needs a value, and '{unknown}' looks like a flag (a value starting \
+         with '-' is written --{name}={unknown}) (try 'retry --help')"
+    ))
 }
 
 /// The value of environment variable `name`, `None` when unset or empty.
@@ -302,9 +358,9 @@ fn env_error(
         if let Err(e) = probe.try_get_matches_from(args) {
             return format!(
                 "invalid value '{}' for {} (--{long}): {}",
-                value.to_string_lossy(),
+                crate::report::escape(&value.to_string_lossy()),
                 name.to_string_lossy(),
-                reason(&e)
+                crate::report::escape(&reason(&e))
             );
         }
     }
@@ -405,6 +461,31 @@ mod tests {
             assert!(plain(&args, false).is_none(), "{line:?}");
         }
         assert!(plain(&[], false).is_none());
+    }
+
+    #[test]
+    fn an_unknown_flag_after_a_flag_taking_a_value_says_the_value_is_missing() {
+        let refusal = |args: &[&str]| match parse_hermetic(args) {
+            Err(Stop::Usage(message)) => message,
+            other => panic!("{args:?}: {other:?}"),
+        };
+        assert_eq!(
+            refusal(&["--budget", "-x", "true"]),
+            "'--budget <KEY>' needs a value, and '-x' looks like a flag (a value starting with \
+             '-' is written --budget=-x) (try 'retry --help')"
+        );
+        assert!(refusal(&["--on-retry", "-zz", "true"]).contains("written --on-retry=-zz"));
+        // An unknown flag after a flag's value, or after `--budget=k`, is only unknown.
+        for args in [
+            &["-n", "3", "-x", "true"][..],
+            &["--budget=k", "-x", "true"],
+            &["-q", "-x", "true"],
+        ] {
+            assert!(
+                refusal(args).starts_with("unexpected argument '-x'"),
+                "{args:?}"
+            );
+        }
     }
 
     #[test]

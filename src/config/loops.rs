@@ -11,7 +11,7 @@ use super::{Source, pick};
 use crate::backoff::{Jitter, Policy};
 use crate::cli::{Cli, DelayList, Origins};
 use crate::codes::CodeSet;
-use crate::duration::{format_secs, is_unlimited, limit};
+use crate::duration::{format_human, is_unlimited, limit};
 use crate::preset::Settings;
 
 /// When the loop is done.
@@ -81,9 +81,12 @@ pub(super) fn listed_policy(
     layers: &[(Settings, Source)],
 ) -> Result<Policy> {
     let given = [
-        ("base", cli.backoff.base.map(format_secs)),
-        ("multiplier", cli.backoff.multiplier.map(|m| m.to_string())),
-        ("cap", cli.backoff.cap.map(format_secs)),
+        ("base", cli.backoff.base.and(origins.typed("base"))),
+        (
+            "multiplier",
+            cli.backoff.multiplier.and(origins.typed("multiplier")),
+        ),
+        ("cap", cli.backoff.cap.and(origins.typed("cap"))),
     ];
     if let Some((long, Some(value))) = given.into_iter().find(|(_, v)| v.is_some()) {
         bail!(
@@ -131,7 +134,9 @@ pub(super) fn from_cli(cli: &Cli, origins: &Origins) -> Result<(Shape, Option<Lo
         // A RETRY_LOCK_WAIT exported for every run is no mistake of this one.
         (None, Some(wait)) if !origins.is_env("lock_wait") => bail!(
             "--lock-wait ({}) needs --lock PATH: there is no lock to wait for",
-            format_secs(wait)
+            origins
+                .typed("lock_wait")
+                .unwrap_or_else(|| format_human(wait))
         ),
         (None, _) => None,
     };
@@ -149,7 +154,7 @@ fn until_fail_alone(cli: &Cli, origins: &Origins) -> Result<()> {
         (
             "reset_after",
             "reset-after",
-            cli.stopping.reset_after.map(format_secs),
+            cli.stopping.reset_after.and(origins.typed("reset_after")),
         ),
         (
             "retry_on",
@@ -225,7 +230,7 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "--delays (1s,5s) cannot be given with --base (2.000s): the list replaces --base, \
+            "--delays (1s,5s) cannot be given with --base (2): the list replaces --base, \
              --multiplier and --cap"
         );
         let e = config(&["--delays", "1", "-m", "3"], &["delays"])
@@ -238,7 +243,7 @@ mod tests {
         let e = config(&["--delays", "1", "-c", "9"], &["cap"])
             .unwrap_err()
             .to_string();
-        assert!(e.contains("--cap (9.000s from RETRY_CAP)"), "{e}");
+        assert!(e.contains("--cap (9 from RETRY_CAP)"), "{e}");
     }
 
     #[test]
@@ -263,7 +268,7 @@ mod tests {
             (
                 &["--until-fail", "--reset-after", "1m"],
                 &["reset_after"],
-                "--reset-after (60.000s from RETRY_RESET_AFTER) has no meaning with --until-fail",
+                "--reset-after (1m from RETRY_RESET_AFTER) has no meaning with --until-fail",
             ),
             (
                 &["--until-fail", "--retry-on", "1-3"],
@@ -275,7 +280,7 @@ mod tests {
             (
                 &["--lock-wait", "5s"],
                 &[],
-                "--lock-wait (5.000s) needs --lock PATH",
+                "--lock-wait (5s) needs --lock PATH",
             ),
         ] {
             let e = config(args, from_env).unwrap_err().to_string();

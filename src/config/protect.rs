@@ -74,7 +74,9 @@ pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
         Some(every) => throttle.with_refill(every).map_err(|e| {
             anyhow::anyhow!(
                 "--budget-refill ({}{}): {e}",
-                format_human(every),
+                origins
+                    .typed("budget_refill")
+                    .unwrap_or_else(|| format_human(every)),
                 source(origins, "budget_refill").suffix("budget-refill")
             )
         }),
@@ -87,17 +89,13 @@ pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
 pub const MAX_BREAKER_COOLDOWN: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// Refuses a `--breaker-cooldown` longer than [`MAX_BREAKER_COOLDOWN`], naming the flag (and
-/// `from`, where the value came from) and the value.
-fn check_cooldown(args: &ProtectArgs, from: &str) -> Result<()> {
+/// `from`, where the value came from) and the value as `typed` (`10000y`, `1e400`), or as
+/// [`format_human`] shows it when that is not known.
+fn check_cooldown(args: &ProtectArgs, typed: Option<String>, from: &str) -> Result<()> {
     if let Some(cooldown) = args.breaker_cooldown
         && cooldown > MAX_BREAKER_COOLDOWN
     {
-        // `inf` (or a value past the clock) by its name, not as 584 billion years.
-        let shown = if crate::duration::is_unlimited(cooldown) {
-            "inf".to_string()
-        } else {
-            humantime::format_duration(cooldown).to_string()
-        };
+        let shown = typed.unwrap_or_else(|| format_human(cooldown));
         bail!("--breaker-cooldown ({shown}{from}) is longer than the longest accepted, 100 years");
     }
     Ok(())
@@ -110,12 +108,17 @@ fn check_cooldown(args: &ProtectArgs, from: &str) -> Result<()> {
 /// A `--breaker-cooldown` longer than 100 years (`MAX_BREAKER_COOLDOWN`).
 pub fn breaker(
     args: &ProtectArgs,
+    origins: &Origins,
     default_threshold: Option<u32>,
 ) -> Result<Option<BreakerPolicy>> {
     let Some(threshold) = args.breaker.or(default_threshold) else {
         return Ok(None);
     };
-    check_cooldown(args, "")?;
+    check_cooldown(
+        args,
+        origins.typed("breaker_cooldown"),
+        &source(origins, "breaker_cooldown").suffix("breaker-cooldown"),
+    )?;
     let cooldown = args.breaker_cooldown.unwrap_or(DEFAULT_COOLDOWN);
     BreakerPolicy::new(threshold, cooldown)
         .map(Some)
@@ -143,8 +146,9 @@ impl Protect {
         let splay = args.splay.filter(|d| !d.is_zero());
         if splay.is_some_and(is_unlimited) {
             bail!(
-                "--splay (inf{}) must be finite: it is the longest random wait before the first \
+                "--splay ({}{}) must be finite: it is the longest random wait before the first \
                  attempt",
+                origins.typed("splay").unwrap_or_else(|| "inf".into()),
                 source(origins, "splay").suffix("splay")
             );
         }
@@ -152,6 +156,7 @@ impl Protect {
             && splay >= deadline
         {
             let (splay_text, deadline_text) = format_apart(splay, deadline);
+            let splay_text = origins.typed("splay").unwrap_or(splay_text);
             bail!(
                 "--splay ({splay_text}{}) must be shorter than the deadline ({deadline_text}), \
                  which it counts against",
@@ -160,6 +165,7 @@ impl Protect {
         }
         check_cooldown(
             args,
+            origins.typed("breaker_cooldown"),
             &source(origins, "breaker_cooldown").suffix("breaker-cooldown"),
         )?;
         let on_command_line = |id: &str, given: bool| given && !origins.is_env(id);
@@ -217,7 +223,7 @@ impl Protect {
             }
             None => StoreLocation::Dir(default_dir()),
         };
-        let breaker = match breaker(args, None)? {
+        let breaker = match breaker(args, origins, None)? {
             Some(policy) => Some(
                 policy
                     .with_probe_lease(probe_lease(backoff, timeout, kill_after))
@@ -261,11 +267,13 @@ mod tests {
     fn protect(args: &[&str], from_env: &[&str]) -> Result<Protect> {
         let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
         let matches = command
+            .clone()
             .try_get_matches_from(["retry", "--dry-run"].iter().chain(args))
             .unwrap();
         let cli = Cli::from_arg_matches(&matches).unwrap();
         let mut origins = Origins::default();
         from_env.iter().for_each(|id| origins.set_env(id));
+        origins.set_typed(&command, &matches);
         let backoff = Backoff::from_cli(&cli, &origins)?;
         Protect::from_cli(
             &cli.protect,
@@ -374,7 +382,7 @@ mod tests {
                 ],
                 &[]
             ),
-            "--breaker-cooldown (10000years) is longer than the longest accepted, 100 years"
+            "--breaker-cooldown (10000y) is longer than the longest accepted, 100 years"
         );
         assert_eq!(
             err(
@@ -402,7 +410,7 @@ mod tests {
                 ],
                 &["breaker_cooldown"]
             )
-            .contains("(101years from RETRY_BREAKER_COOLDOWN)")
+            .contains("(101y from RETRY_BREAKER_COOLDOWN)")
         );
         assert!(
             protect(

@@ -14,7 +14,9 @@
 //! floating point number followed by an optional unit"); so are `1e3`, `.5`, `2.34e+5d` and
 //! `5.`. Units are case-sensitive (`m` is a minute, `M` a month of 30.44 days). Each term's
 //! exact value is rounded up to a whole nanosecond, so a positive value never becomes 0
-//! (`1e-10000` is 1 ns, as for `timeout`, which "rounds up" too). `inf`, `infinity` and any
+//! (`1e-10000` is 1 ns, as for coreutils `timeout` from 9.7 on, which "rounds up" too; 7.0 to
+//! 9.6 took it as 0, no limit: "timeout would fail to timeout commands with infinitesimal
+//! timeouts", coreutils NEWS, release 9.7). `inf`, `infinity` and any
 //! value past the largest `struct timespec` (`i64::MAX` seconds) are [`UNLIMITED`]: no limit,
 //! where a bounded clock would refuse or overflow. Negative values (other than `-0`), NaN,
 //! hexadecimal (`0x10`), digit separators (`1_000`), digits other than ASCII and unknown
@@ -76,15 +78,6 @@ pub fn limit(d: Duration) -> Option<Duration> {
     Some(d).filter(|d| !d.is_zero() && !is_unlimited(*d))
 }
 
-/// Formats a duration as seconds with three decimals and an `s` suffix (`0.412s`), or `inf`
-/// for [`UNLIMITED`] (which `sleep` and retry's DURATION both read back).
-pub fn format_secs(d: Duration) -> String {
-    if is_unlimited(d) {
-        return "inf".into();
-    }
-    format!("{:.3}s", d.as_secs_f64())
-}
-
 /// Formats a duration as seconds with three decimals, without a unit (`0.412`): the form of
 /// the numeric values retry hands to attempts and hooks (`RETRY_DELAY`, `RETRY_TIME_LEFT`),
 /// which scripts compute with. Text lines use [`format_human`].
@@ -140,6 +133,16 @@ pub fn format_human(d: Duration) -> String {
     }
     let hours = round(us, 3600 * SEC);
     two(hours / 24, "d", hours % 24, "h")
+}
+
+/// [`format_human`], but a positive value below a microsecond in nanoseconds (`1ns`), so that
+/// no positive value reads as `0s`: for the `--dry-run` table and its limits, where 0 means
+/// "none" and `1e-10000` is 1 ns.
+pub fn format_human_nonzero(d: Duration) -> String {
+    if !d.is_zero() && d < Duration::from_micros(1) {
+        return format!("{}ns", d.as_nanos());
+    }
+    format_human(d)
 }
 
 /// Two durations a message compares (`--cap (..) must be >= --base (..)`), each as
@@ -305,11 +308,9 @@ mod tests {
     }
 
     #[test]
-    fn formats_three_decimals_and_inf() {
-        assert_eq!(format_secs(Duration::from_micros(412_400)), "0.412s");
-        assert_eq!(format_secs(Duration::from_secs(64)), "64.000s");
-        assert_eq!(format_secs(UNLIMITED), "inf");
-        assert_eq!(parse_duration(&format_secs(UNLIMITED)), Ok(UNLIMITED));
+    fn unlimited_reads_back_and_limits_drop_0_and_inf() {
+        assert_eq!(format_human(UNLIMITED), "inf");
+        assert_eq!(parse_duration(&format_human(UNLIMITED)), Ok(UNLIMITED));
         assert_eq!(limit(UNLIMITED), None);
         assert_eq!(limit(Duration::ZERO), None);
         assert_eq!(limit(ns(1)), Some(ns(1)));
@@ -368,5 +369,10 @@ mod tests {
         for (d, want) in cases {
             assert_eq!(format_human(d), want, "{d:?}");
         }
+        assert_eq!(format_human_nonzero(Duration::from_nanos(1)), "1ns");
+        assert_eq!(format_human_nonzero(Duration::from_nanos(999)), "999ns");
+        assert_eq!(format_human_nonzero(Duration::ZERO), "0s");
+        assert_eq!(format_human_nonzero(ms(90_000)), "1m 30s");
+        assert_eq!(format_human_nonzero(UNLIMITED), "inf");
     }
 }

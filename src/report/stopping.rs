@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::duration::{format_human, format_secs};
+use crate::duration::{format_human, format_human_nonzero};
 use crate::stop_signal::StopSignal;
 
 /// The settings that stop an attempt.
@@ -22,16 +22,6 @@ pub struct StopPlan {
     pub kill_after: Duration,
     /// `--preserve-status`.
     pub preserve: bool,
-}
-
-/// A limit as `--dry-run` shows it: [`format_secs`], but to the nanosecond below half a
-/// millisecond, where three decimals would show a limit of 1 ns as 0 (which means none).
-fn limit_secs(d: Duration) -> String {
-    if !d.is_zero() && d < Duration::from_micros(500) {
-        format!("{:.9}s", d.as_secs_f64())
-    } else {
-        format_secs(d)
-    }
 }
 
 impl StopPlan {
@@ -80,11 +70,12 @@ impl StopPlan {
             return None;
         }
         let limits: Vec<String> = [
-            self.timeout.map(|t| format!("--timeout {}", limit_secs(t))),
+            self.timeout
+                .map(|t| format!("--timeout {}", format_human_nonzero(t))),
             self.idle
-                .map(|t| format!("--idle-timeout {}", limit_secs(t))),
+                .map(|t| format!("--idle-timeout {}", format_human_nonzero(t))),
             self.deadline
-                .map(|t| format!("--deadline {}", limit_secs(t))),
+                .map(|t| format!("--deadline {}", format_human_nonzero(t))),
         ]
         .into_iter()
         .flatten()
@@ -99,7 +90,7 @@ impl StopPlan {
         } else {
             "status 124 (137 after KILL)"
         };
-        let (first, then) = self.steps(format_secs);
+        let (first, then) = self.steps(format_human_nonzero);
         Some(format!(
             "stop   {when}: {first} to the attempt's process tree{then}; {end}"
         ))
@@ -142,8 +133,8 @@ mod tests {
         assert_eq!(p.escalation(), "SIGTERM, then no KILL");
         assert_eq!(
             plan().dry_run_line().unwrap(),
-            "stop   at --timeout 10.000s: SIGTERM to the attempt's process tree, then KILL \
-             10.000s later; status 124 (137 after KILL)"
+            "stop   at --timeout 10s: SIGTERM to the attempt's process tree, then KILL 10s \
+             later; status 124 (137 after KILL)"
         );
         let none = StopPlan {
             timeout: None,
@@ -159,10 +150,6 @@ mod tests {
             timeout: Some(Duration::from_nanos(1)),
             ..plan()
         };
-        assert!(
-            tiny.dry_run_line()
-                .unwrap()
-                .contains("--timeout 0.000000001s")
-        );
+        assert!(tiny.dry_run_line().unwrap().contains("--timeout 1ns"));
     }
 }

@@ -72,8 +72,8 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
     let backoff = Backoff::from_cli(&cli, origins)?;
     let defaults = FailureRateSpec::new(requests, failure_rate);
     let throttle = config::throttle(&cli.protect, origins)?;
-    let breaker =
-        config::breaker(&cli.protect, Some(BREAKER_THRESHOLD))?.unwrap_or(defaults.breaker);
+    let breaker = config::breaker(&cli.protect, origins, Some(BREAKER_THRESHOLD))?
+        .unwrap_or(defaults.breaker);
     let mode = match modes.as_deref() {
         None => Mode::from(backoff.policy.jitter()),
         Some(&[one]) => one,

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use super::Supervisor;
-use crate::duration::format_secs;
+use crate::duration::format_human;
 use crate::lock::{self, Held, Refused};
 use crate::report::escape;
 use crate::status::Exit;
@@ -45,11 +45,11 @@ impl Supervisor<'_> {
                     w if w.is_zero() => format!("--lock {shown} is held by {by}"),
                     _ if at_deadline => format!(
                         "--lock {shown} is still held by {by} at the deadline, after waiting {}",
-                        format_secs(started.elapsed())
+                        format_human(started.elapsed())
                     ),
                     _ => format!(
                         "--lock {shown} is still held by {by} after waiting {}",
-                        format_secs(started.elapsed())
+                        format_human(started.elapsed())
                     ),
                 };
                 self.reporter.lock_busy(path, holder, &why);

@@ -22,7 +22,7 @@ use super::{AttemptEnd, Supervisor, exit_for, hints};
 use crate::backoff::GiveUpRule;
 use crate::codes::Verdict;
 use crate::config::Shape;
-use crate::duration::format_secs;
+use crate::duration::format_human;
 use crate::process::{Outcome, StopReason};
 use crate::report::HookEnd;
 use crate::status::{Exit, TIMED_OUT};
@@ -126,7 +126,7 @@ impl Supervisor<'_> {
         {
             let why = short(&format!(
                 "the next wait ({}) would end at or past the deadline",
-                format_secs(delay)
+                format_human(delay)
             ));
             return Turn::End(self.give_up(attempt, &why, Exit::Code(TIMED_OUT)));
         }

@@ -152,7 +152,7 @@ fn short_help_is_one_screen_with_examples_and_exit_statuses() {
         "125",
         "75",
         "retry --help",
-        "man retry",
+        "retry --generate man | man -l -",
     ] {
         assert!(text.contains(needle), "-h lacks {needle:?}:\n{text}");
     }

@@ -1,25 +1,21 @@
 //! `--dry-run`: the planned schedule, run nothing.
 
-use crate::helpers::retry;
+use crate::helpers::{dry_run_cells, human_secs, retry};
 
-/// Parses the table: (retry number, delay seconds, cumulative seconds) per row.
+/// Parses the table: (retry number, delay seconds, cumulative seconds) per row, each duration
+/// in the closing line's form (`1m 4s`, `250ms`); no other line but the header and the ones
+/// after the rows (`stop`, the rows not shown).
 fn rows(stdout: &str) -> Vec<(u64, f64, f64)> {
-    let mut lines = stdout.lines();
-    let header = lines.next().expect("a header");
-    assert!(header.starts_with("retry"), "{header:?}");
-    lines
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            assert_eq!(f.len(), 3, "{l:?}");
-            let secs = |s: &str| {
-                let (num, unit) = s.split_at(s.len() - 1);
-                assert_eq!(unit, "s");
-                let (_, frac) = num.split_once('.').unwrap();
-                assert_eq!(frac.len(), 3, "three decimals in {s:?}");
-                num.parse::<f64>().unwrap()
-            };
-            (f[0].parse().unwrap(), secs(f[1]), secs(f[2]))
-        })
+    let rows = dry_run_cells(stdout);
+    let after = stdout.lines().skip(1 + rows.len());
+    for line in after {
+        assert!(
+            line.starts_with("stop   ") || line.starts_with("...    "),
+            "{line:?} in:\n{stdout}"
+        );
+    }
+    rows.iter()
+        .map(|(n, delay, total)| (n.parse().unwrap(), human_secs(delay), human_secs(total)))
         .collect()
 }
 

@@ -138,7 +138,7 @@ fn completions_know_the_flags_and_their_values() {
         }
         assert!(
             !text.contains("--generate"),
-            "{what} offers the hidden --generate"
+            "{what} offers --generate, which is not for completing a run"
         );
         // `no-backoff` and lists of modes are for --simulate: a run refuses them.
         assert!(!text.contains("no-backoff"), "{what} offers no-backoff");

@@ -274,6 +274,28 @@ pub fn timeless(text: &str) -> String {
         .collect()
 }
 
+/// The rows of a `--dry-run` table (`retry  delay  cumulative`): each row's first cell (the
+/// retry number, or `splay`) and its two durations as written (`1m 4s`), the header and the
+/// lines after the rows left out. The cells are in fixed columns (6, 12 and 14 wide, one space
+/// between), a duration possibly of two words.
+pub fn dry_run_cells(table: &str) -> Vec<(String, String, String)> {
+    let mut lines = table.lines();
+    let header = lines.next().expect("a header");
+    assert!(header.starts_with("retry "), "{table}");
+    lines
+        .take_while(|l| l.starts_with(|c: char| c.is_ascii_digit()) || l.starts_with("splay "))
+        .map(|l| {
+            let cell = |from: usize, to: usize| l.get(from..to.min(l.len())).unwrap_or("").trim();
+            let row = (cell(0, 6), cell(7, 19), cell(20, l.len()));
+            assert!(
+                !row.0.is_empty() && !row.1.is_empty() && !row.2.is_empty(),
+                "{l:?} in:\n{table}"
+            );
+            (row.0.to_string(), row.1.to_string(), row.2.to_string())
+        })
+        .collect()
+}
+
 /// Seconds in a duration as retry's text lines show it (`250us`, `250ms`, `12.4s`, `1m 30s`,
 /// `2h 5m`, `3d 4h`); panics on anything else.
 pub fn human_secs(text: &str) -> f64 {
@@ -284,6 +306,7 @@ pub fn human_secs(text: &str) -> f64 {
                 .unwrap_or_else(|| panic!("no unit in {text:?}"));
             let n: f64 = part[..digits].parse().unwrap();
             n * match &part[digits..] {
+                "ns" => 1e-9,
                 "us" => 1e-6,
                 "ms" => 1e-3,
                 "s" => 1.0,

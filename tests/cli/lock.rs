@@ -294,7 +294,7 @@ fn paths_that_are_no_lock_file_are_one_line_and_125() {
     refuses(&["--lock", "", "--", "true"], &["--lock"]);
     refuses(
         &["--lock-wait", "5s", "--", "true"],
-        &["--lock-wait (5.000s) needs --lock PATH"],
+        &["--lock-wait (5s) needs --lock PATH"],
     );
     refuses(
         &["--lock", "/x", "--lock-wait", "soon", "--", "true"],

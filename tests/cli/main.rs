@@ -42,6 +42,7 @@ mod links;
 mod lock;
 mod loops;
 mod metrics;
+mod newcomer;
 mod outcomes;
 mod pipeline;
 mod readme;

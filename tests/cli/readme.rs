@@ -899,9 +899,9 @@ fn the_fleet_cron_line_runs_as_written_but_for_a_shorter_splay() {
     let out = sh(&format!("{flags} --dry-run"), dir.path(), &env);
     assert!(out.status.success(), "{out:?}");
     let table = String::from_utf8(out.stdout).unwrap();
-    let splay_row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
-    assert_eq!(splay_row[0], "splay", "{table}");
-    let splay: f64 = splay_row[1].trim_end_matches('s').parse().unwrap();
+    let rows = crate::helpers::dry_run_cells(&table);
+    assert_eq!(rows[0].0, "splay", "{table}");
+    let splay = crate::helpers::human_secs(&rows[0].1);
     assert!((0.0..=300.0).contains(&splay), "{table}");
     // Run as written, but for a splay of 50ms instead of up to 5 minutes.
     let command = command

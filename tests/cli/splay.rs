@@ -18,17 +18,17 @@ fn dry_run(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Seconds in a `1.234s` cell.
+/// Seconds in a cell (`3.4s`, `1m 4s`).
 fn secs(cell: &str) -> f64 {
-    cell.strip_suffix('s').unwrap().parse().unwrap()
+    crate::helpers::human_secs(cell)
 }
 
 /// The splay row of a `--dry-run` table: (delay, cumulative).
 fn splay_row(table: &str) -> (f64, f64) {
-    let row = table.lines().nth(1).expect("a splay row");
-    let f: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!(f[0], "splay", "{table}");
-    (secs(f[1]), secs(f[2]))
+    let rows = crate::helpers::dry_run_cells(table);
+    let (first, delay, total) = rows.first().expect("a splay row");
+    assert_eq!(first, "splay", "{table}");
+    (secs(delay), secs(total))
 }
 
 #[test]
@@ -38,14 +38,10 @@ fn dry_run_shows_the_splay_drawn_from_the_seed() {
     assert!((0.0..=10.0).contains(&splay), "{table}");
     assert_eq!(splay, cumulative);
     // The retries' cumulative delays start from it.
-    let rows: Vec<Vec<&str>> = table
-        .lines()
-        .skip(2)
-        .map(|l| l.split_whitespace().collect())
-        .collect();
-    assert_eq!(rows.len(), 2, "{table}");
-    assert!((secs(rows[0][2]) - (splay + 1.0)).abs() < 0.0015, "{table}");
-    assert!((secs(rows[1][2]) - (splay + 3.0)).abs() < 0.0015, "{table}");
+    let rows = crate::helpers::dry_run_cells(&table);
+    assert_eq!(rows.len(), 3, "{table}");
+    assert!((secs(&rows[1].2) - (splay + 1.0)).abs() < 0.0015, "{table}");
+    assert!((secs(&rows[2].2) - (splay + 3.0)).abs() < 0.0015, "{table}");
     // Seeded: the same seed draws the same splay, others others.
     assert_eq!(
         table,

@@ -35,8 +35,13 @@ pub(super) fn script(shell: Shell) -> io::Result<Vec<u8>> {
 
 /// The run's definition, environment values hidden. `--jitter` takes the six modes a run
 /// accepts, not `no-backoff` or the lists of `--simulate` (which the man page documents).
+/// `--generate`, which `--help` and the man page list, is left out: it is for reading the
+/// manual and for packagers, not for completing a command line to run.
 fn definition() -> clap::Command {
-    Cli::command().mut_args(|arg| arg.hide_env_values(true))
+    Cli::command().mut_args(|arg| {
+        let hidden = arg.get_id() == "generate";
+        arg.hide_env_values(true).hide(hidden)
+    })
 }
 
 /// The definition as completed: without the hidden arguments, which clap_complete would offer
