@@ -518,8 +518,8 @@ fn a_successful_runs_leftover_keeps_no_reader_of_retrys_output_waiting() {
         );
         let mut cmd = crate::helpers::release_std();
         cmd.args(["--chronic", "-n", "0", "--", "sh", "-c", &script]);
-        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
-        let (err_read, err_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+        let (read, write) = retry::process::cloexec_pipe().unwrap();
+        let (err_read, err_write) = retry::process::cloexec_pipe().unwrap();
         if one_pipe {
             cmd.stdout(write.try_clone().unwrap()).stderr(write);
             drop(err_write);
@@ -558,7 +558,7 @@ fn a_successful_runs_leftover_keeps_no_reader_of_retrys_output_waiting() {
 #[test]
 fn sigterm_with_one_pipe_writes_out_in_the_exact_order_and_dies_of_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let (read, write) = retry::process::cloexec_pipe().unwrap();
     let script = format!(
         "{}; touch {d}/written; sleep 100",
         interleaved(200).replace("; exit 1", ""),

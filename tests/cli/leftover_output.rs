@@ -492,7 +492,7 @@ fn the_relay_keeps_nothing_of_retry_open_but_the_output() {
     let dir = tempfile::tempdir().unwrap();
     let lock = dir.path().join("lock");
     // Close-on-exec: no process the other tests start meanwhile may hold it.
-    let (stdin_read, stdin_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let (stdin_read, stdin_write) = retry::process::cloexec_pipe().unwrap();
     let mut child = release_std()
         .args(["--http-hints", "--lock"])
         .arg(&lock)
