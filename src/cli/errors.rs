@@ -59,18 +59,26 @@ fn invalid_value(e: &clap::Error) -> Option<String> {
     if e.kind() != ErrorKind::ValueValidation {
         return None;
     }
-    let (Some(ContextValue::String(flag)), Some(ContextValue::String(value))) = (
-        e.get(ContextKind::InvalidArg),
-        e.get(ContextKind::InvalidValue),
-    ) else {
-        return None;
-    };
+    let (flag, value) = flag_and_value(e)?;
     let why = std::error::Error::source(e)?.to_string();
     Some(format!(
         "invalid value '{}' for '{flag}': {}",
         escape(value),
         escape(&why)
     ))
+}
+
+/// The flag (as clap names it, `--base <DURATION>`) and the value of a value error.
+fn flag_and_value(e: &clap::Error) -> Option<(&str, &str)> {
+    match (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) {
+        (Some(ContextValue::String(flag)), Some(ContextValue::String(value))) => {
+            Some((flag.as_str(), value.as_str()))
+        }
+        _ => None,
+    }
 }
 
 /// The message for a flag that takes a value given none: nothing after it, `--` (which then
@@ -85,13 +93,8 @@ fn missing_value(e: &clap::Error) -> Option<String> {
     ) {
         return None;
     }
-    let (Some(ContextValue::String(flag)), Some(ContextValue::String(value))) = (
-        e.get(ContextKind::InvalidArg),
-        e.get(ContextKind::InvalidValue),
-    ) else {
-        return None;
-    };
-    let got = match value.as_str() {
+    let (flag, value) = flag_and_value(e)?;
+    let got = match value {
         // clap's own "a value is required ... but none was supplied"; an empty `--base=` is a
         // value, refused by the flag's parser (ValueValidation).
         "" if e.kind() == ErrorKind::InvalidValue => "none was given".to_string(),
