@@ -21,6 +21,7 @@
 pub use retry_tool_backoff as backoff;
 
 pub mod budget;
+pub mod chronic;
 pub mod ci;
 pub mod cli;
 pub mod codes;
@@ -33,6 +34,8 @@ pub mod held;
 pub mod hints;
 #[cfg(unix)]
 pub mod lock;
+pub mod observe;
+pub mod observers;
 #[cfg(unix)]
 pub mod outlet;
 pub mod pipeline;
@@ -126,7 +129,7 @@ where
         .and_then(|()| out.flush());
         return written_or_125(written, "the --dry-run schedule", format, start);
     }
-    supervise::run(&config)
+    supervise::run(&config, observers::of)
 }
 
 /// How output retry writes itself (`--dry-run`, `--generate`) ends: 0 when `written`, and also

@@ -10,6 +10,7 @@
 pub mod buildkite;
 pub mod github;
 pub mod gitlab;
+pub mod observer;
 pub mod summary;
 
 use std::time::SystemTime;

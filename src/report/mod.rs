@@ -15,6 +15,7 @@ mod dry_run;
 mod escape;
 mod live;
 mod loops;
+mod observer;
 mod protect;
 mod sink;
 mod stopping;
@@ -47,6 +48,7 @@ pub use self::sink::{hold_from_now, release_closing, write_raw};
 pub(crate) use self::sink::{without_os_error, write_line};
 pub use self::stopping::StopPlan;
 pub use self::words::{give_up_reason, outcome_words};
+pub use crate::observe::HookEnd;
 
 /// Progress reporting for one run.
 #[derive(Debug)]
@@ -75,15 +77,6 @@ pub struct Wait {
     pub delay: Duration,
     /// The server's hint that set it, when one did (it was longer than the backoff delay).
     pub hint: Option<HintSource>,
-}
-
-/// How a hook ended, for [`Reporter::hook`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HookEnd {
-    /// It exited with this status (0: success), or died of a signal (`128 + N`).
-    Status(u8),
-    /// It could not be started.
-    Failed(String),
 }
 
 impl Reporter {
@@ -385,46 +378,51 @@ impl Reporter {
         );
     }
 
-    /// Giving up after `attempts`, with `status`, and why: the closing line, with the time
-    /// the run took (`gave up after 6 attempts in 1m 3s: no retries left`).
-    /// Returns the closing line, without `retry: `, for the CI step summary.
-    pub fn giving_up(&self, attempts: u64, why: &str, status: u8) -> String {
+    /// The closing line of a run giving up after `attempts` because `why`, with the time the
+    /// run took (`gave up after 6 attempts in 1m 3s: no retries left`), without `retry: `.
+    pub fn gave_up_line(&self, attempts: u64, why: &str) -> String {
         let s = if attempts == 1 { "" } else { "s" };
-        let line = format!(
+        format!(
             "gave up after {attempts} attempt{s} in {}: {why}",
             format_human(self.start.elapsed())
-        );
+        )
+    }
+
+    /// Giving up after `attempts`, with `status`, and why: says `line`
+    /// ([`Reporter::gave_up_line`]); a JSON event.
+    pub fn giving_up(&self, attempts: u64, why: &str, status: u8, line: &str) {
         // Under --chronic, after all the held output, whatever --max-output dropped.
         sink::closing(|| {
-            self.say_in(colour::GAVE_UP, &line);
+            self.say_in(colour::GAVE_UP, line);
             self.emit(
                 "give_up",
                 json!({ "attempts": attempts, "reason": why, "status": status }),
             );
         });
-        line
     }
 
-    /// Success on attempt `attempts`: the closing line when the run needed more than one
-    /// attempt, or with `--verbose` (`succeeded on attempt 3 of 6 after 12.4s`, the time the
-    /// run took); a JSON event.
-    /// Returns the closing line, without `retry: `, for the CI step summary.
-    pub fn success(&self, attempts: u64) -> String {
+    /// The closing line of a success on attempt `attempts` (`succeeded on attempt 3 of 6
+    /// after 12.4s`, the time the run took), without `retry: `.
+    pub fn success_line(&self, attempts: u64) -> String {
         let label = match self.max_attempts.get() {
             Some(m) => format!("attempt {attempts} of {m}"),
             None => format!("attempt {attempts}"),
         };
-        let line = format!(
+        format!(
             "succeeded on {label} after {}",
             format_human(self.start.elapsed())
-        );
+        )
+    }
+
+    /// Success on attempt `attempts`: says `line` ([`Reporter::success_line`]) when the run
+    /// needed more than one attempt, or with `--verbose`; a JSON event.
+    pub fn success(&self, attempts: u64, line: &str) {
         if attempts > 1 {
-            self.say_in(colour::SUCCEEDED, &line);
+            self.say_in(colour::SUCCEEDED, line);
         } else if self.verbose() {
-            self.say_in(anstyle::Style::new(), &line);
+            self.say_in(anstyle::Style::new(), line);
         }
         self.emit("success", json!({ "attempts": attempts, "status": 0 }));
-        line
     }
 
     /// The command as a CI step summary names it: the program, or with `--verbose` the whole

@@ -4,7 +4,6 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::Supervisor;
 use crate::duration::format_apart;
 use crate::hints::{Hint, HintSource};
 use crate::report::Wait;
@@ -19,21 +18,10 @@ fn asked_at(hint: Option<Hint>, now: SystemTime) -> Option<(Duration, HintSource
     hint.map(|h| (h.wait_from(now), h.source))
 }
 
-impl Supervisor<'_> {
-    /// The wait before the next attempt, given the `delay` the give-up rule granted with
-    /// `hint` (from [`asked`]) as its floor: the hint is named when it set the delay. `Err` is
-    /// why retry gives up instead: the hint asks for more than `--max-hint`.
-    pub(super) fn hinted_wait(
-        &self,
-        delay: Duration,
-        hint: Option<(Duration, HintSource)>,
-    ) -> Result<Wait, String> {
-        checked(delay, hint, self.config.max_hint)
-    }
-}
-
-/// [`Supervisor::hinted_wait`] with `--max-hint` at `max_hint`.
-fn checked(
+/// The wait before the next attempt, given the `delay` the give-up rule granted with `hint`
+/// (from [`asked`]) as its floor: the hint is named when it set the delay. `Err` is why retry
+/// gives up instead: the hint asks for more than `max_hint` (`--max-hint`).
+pub(super) fn checked(
     delay: Duration,
     hint: Option<(Duration, HintSource)>,
     max_hint: Duration,

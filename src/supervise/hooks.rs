@@ -1,17 +1,15 @@
-//! Hooks: the `--on-retry` and `--on-give-up` commands, supervised like attempts (signals
-//! passed on, reaped on SIGCHLD, stopped at the deadline, nothing left running), between
-//! attempts.
+//! Hooks: the `--on-retry` and `--on-give-up` commands, supervised by the same child loop as
+//! attempts ([`Supervisor::supervise_child`]: signals passed on, reaped on SIGCHLD, stopped at
+//! the deadline), nothing left running, between attempts.
 
 use std::os::fd::AsFd;
 use std::time::Instant;
 
-use super::stop::{Step, Stopping};
 use super::{Exit, Supervisor};
 use crate::duration::seconds_value;
+use crate::observe::{Event as RunEvent, HookEnd};
 use crate::pipeline::{AttemptIo, RunIo};
-use crate::process::{self, Ended};
-use crate::report::HookEnd;
-use crate::signals::{Event, passed_on};
+use crate::process::{self, Ended, StopReason};
 use crate::status::{self, KILLED, TIMED_OUT};
 
 impl Supervisor<'_> {
@@ -35,7 +33,7 @@ impl Supervisor<'_> {
             ("RETRY_LAST_STATUS", last.code().to_string()),
         ];
         env.extend(self.run_env());
-        env.extend(self.telemetry_hook_env());
+        env.extend(self.observers.borrow().hook_env());
         if let Some(d) = delay {
             env.push(("RETRY_DELAY", seconds_value(d)));
         }
@@ -63,7 +61,7 @@ impl Supervisor<'_> {
         crate::report::settle();
         // With --chronic the hook's output is held with the rest (a capture that cannot be
         // set up leaves it on retry's stderr, as without --chronic).
-        let capture = match self.io.as_ref().map(RunIo::capture).transpose() {
+        let capture = match self.io.map(RunIo::capture).transpose() {
             Ok(capture) => capture.flatten(),
             Err(e) => {
                 self.reporter.error(&format!(
@@ -82,54 +80,18 @@ impl Supervisor<'_> {
             Err(e) => {
                 self.end_capture(capture, &mut None);
                 let end = HookEnd::Failed(e.to_string());
-                self.reporter.hook(name, &end);
+                self.observers
+                    .borrow_mut()
+                    .event(&RunEvent::HookEnd { name, end: &end });
                 return Ok(end);
             }
         };
         self.events.watch_child(hook.pid());
-        let grace = self.config.kill_after;
-        let mut stop = Stopping::new(limit, self.config.stop_signal.number());
-        let mut stopped = false;
-        let mut interrupted = None;
-        let ended = loop {
-            match self.next_event(stop.wake()) {
-                Some(Event::Signal { signal, .. }) if passed_on(signal) => {
-                    hook.forward(signal);
-                }
-                // retry's timer: the hook is stopped as at the deadline, and retry ends by it.
-                Some(Event::Signal { signal, .. }) if signal == crate::signals::ALARM => {
-                    interrupted = Some(signal);
-                    if !stop.term_sent
-                        && let Some(step) = stop.escalate(grace)
-                    {
-                        stopped = true;
-                        hook.stop_tree(step.signal());
-                    }
-                }
-                Some(Event::Signal { signal, .. }) => {
-                    interrupted = Some(signal);
-                    hook.forward(signal);
-                    hook.forward(libc::SIGCONT);
-                    if signal == libc::SIGTERM {
-                        stop.term_sent(grace);
-                    }
-                }
-                Some(Event::Child) => {
-                    if let Some(ended) = hook.try_reap() {
-                        self.events.unwatch_child();
-                        break ended;
-                    }
-                }
-                None => {
-                    if let Some(step) = stop.escalate(grace) {
-                        stopped |= matches!(step, Step::Stop(_));
-                        hook.stop_tree(step.signal());
-                    }
-                }
-            }
-        };
-        let killed = stop.killed;
-        if let Some(signal) = self.stop_leftovers(&hook, stop) {
+        // Supervised as an attempt is, by the one child loop (child.rs).
+        let end = self.supervise_child(&hook, Instant::now(), limit, StopReason::Deadline, None);
+        let (ended, stopped, killed) = (end.ended, end.stopped_by.is_some(), end.stop.killed);
+        let mut interrupted = end.interrupted;
+        if let Some(signal) = self.stop_leftovers(&hook, end.stop) {
             interrupted.get_or_insert(signal);
         }
         self.end_capture(capture, &mut interrupted);
@@ -142,7 +104,9 @@ impl Supervisor<'_> {
             Ended::Exited(c) => c,
             Ended::Signaled(n) => status::of_signal(n),
         });
-        self.reporter.hook(name, &end);
+        self.observers
+            .borrow_mut()
+            .event(&RunEvent::HookEnd { name, end: &end });
         self.absorb_env_file(&format!("--{}", name.replace('_', "-")));
         Ok(end)
     }

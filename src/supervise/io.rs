@@ -88,7 +88,7 @@ impl Supervisor<'_> {
         succeeded: bool,
         output_failed: bool,
     ) -> Option<Exit> {
-        let io = self.io.as_ref()?;
+        let io = self.io?;
         let faults = std::mem::take(&mut end.io.faults);
         let cut = end.io.abandoned;
         let reader_gone = end.io.stdout_closed;
@@ -116,7 +116,7 @@ impl Supervisor<'_> {
             );
         }
         if !rest.is_empty() && state.clean() && end.interrupted.is_none() {
-            let failure = |message: &str| crate::report::error_line(&self.reporter, message);
+            let failure = |message: &str| crate::report::error_line(self.reporter, message);
             if let Err(e) = io.relay(&rest, attempt, failure) {
                 self.reporter.warning(&format!(
                     "cannot start a process to pass on what attempt {attempt} left running \
@@ -225,16 +225,6 @@ impl Supervisor<'_> {
                 ));
             }
         }
-    }
-
-    /// Why the recording of stdin failed (`--replay-stdin`), reported as the reason attempt
-    /// `next` will not run; `None` when it did not fail.
-    pub(super) fn replay_lost(&self, next: u64) -> Option<String> {
-        let why = self.io.as_ref()?.replay_failure()?;
-        self.reporter.error(&format!(
-            "{why}; not retrying: attempt {next} would see only part of stdin"
-        ));
-        Some("stdin could not be recorded whole".to_string())
     }
 }
 

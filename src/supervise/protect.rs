@@ -69,13 +69,10 @@ pub(super) struct BudgetVerdict {
 }
 
 impl BudgetVerdict {
-    /// `hint` (a server's, for the delay before the next attempt) lengthened to the shared
-    /// cooldown still to wait, if there is one.
-    pub(super) fn lengthen(&self, hint: Option<Duration>) -> Option<Duration> {
-        let Some(wait) = self.wait_until_ms.map(wait_until).filter(|w| !w.is_zero()) else {
-            return hint;
-        };
-        Some(hint.map_or(wait, |h| h.max(wait)))
+    /// The shared cooldown still to wait from now, if there is one (the delay before the
+    /// next attempt is at least this, [`super::decide`]).
+    pub(super) fn cooldown(&self) -> Option<Duration> {
+        self.wait_until_ms.map(wait_until).filter(|w| !w.is_zero())
     }
 }
 
@@ -124,7 +121,7 @@ impl Supervisor<'_> {
     }
 
     /// Refuses the run before its first attempt, for `why` (until `until_ms`): one line, and
-    /// under GitHub Actions an error annotation, as when giving up.
+    /// for the observers, the reason it gave up (an annotation, say), as when giving up.
     fn refuse(&self, why: &str, until_ms: u64) -> Exit {
         self.reporter.refused(why, until_ms);
         self.gave_up.replace(Some(why.to_string()));

@@ -29,7 +29,7 @@ impl Supervisor<'_> {
     /// now, `0.000` once it has passed, empty without a deadline.
     pub(super) fn run_env(&self) -> [(&'static str, String); 2] {
         [
-            ("RETRY_RUN_ID", self.run_id.clone()),
+            ("RETRY_RUN_ID", self.run_id.to_string()),
             ("RETRY_TIME_LEFT", time_left(self.deadline, Instant::now())),
         ]
     }

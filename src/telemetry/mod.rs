@@ -16,6 +16,7 @@
 pub mod endpoint;
 pub mod http;
 pub mod metrics;
+pub mod observer;
 pub mod otlp;
 pub mod prom_parse;
 pub mod spans;

@@ -1,36 +1,53 @@
-//! `--chronic`'s end of a run: what was held is dropped if the run succeeded, and written out
-//! in order otherwise, in a thread the supervisor waits for while still hearing signals (as
-//! for a held stdout, [`Supervisor::wait_tasks`]): a reader that does not read keeps retry
-//! waiting no longer than a stop signal and [`super::io::IO_GRACE`] after it.
+//! `--chronic` as an observer of the run ([`crate::observe`]): at the end, what was held is
+//! dropped if the run succeeded, and written out in order otherwise, in a thread the run waits
+//! for while still hearing signals ([`crate::observe::Running::wait_tasks`]): a reader that does not read keeps
+//! retry waiting no longer than a stop signal and a short grace after it. moreutils'
+//! `chronic` (<https://joeyh.name/code/moreutils/>) is the model.
 //!
 //! First the record is sealed, so that whatever retry says from then on (the line before the
 //! write-out saying how much was dropped, an error after it) is written, not held. The closing
 //! line (gave up, or stopped by a signal) was kept apart ([`crate::report::release_closing`]):
-//! it follows the write-out, and `--max-output` never drops it. A write
-//! error is reported and never ends in 0; a stop signal that comes while the write-out is
-//! still going (or that stopped the run) ends retry by that signal.
+//! it follows the write-out, and `--max-output` never drops it. A write error is reported and
+//! never ends in 0; a stop signal that comes while the write-out is still going (or that
+//! stopped the run) ends retry by that signal.
 
-use super::Supervisor;
 use crate::codes::signal_name;
+use crate::observe::{End, Observer};
+use crate::pipeline::RunIo;
+use crate::report::release_closing;
 use crate::size::{format_size, format_size_roughly};
 use crate::status::Exit;
 
-impl Supervisor<'_> {
-    /// The run ends with `exit`: drops or writes out what `--chronic` held; returns how retry
-    /// must end (the same, unless the write-out failed or a stop signal cut it).
-    pub(super) fn chronic_finish(&self, exit: Exit) -> Exit {
-        let Some(io) = &self.io else {
-            return exit;
-        };
-        let Some(held) = io.held() else {
-            return exit;
+/// `--chronic`'s end of a run.
+pub struct Chronic<'a> {
+    io: &'a RunIo,
+    /// `--max-output`, for the line saying why output was dropped.
+    max_output: Option<u64>,
+}
+
+impl<'a> Chronic<'a> {
+    /// The end of a run whose output `io` holds (`None` when it holds none: no `--chronic`);
+    /// `max_output` is `--max-output`.
+    pub fn new(io: &'a RunIo, max_output: Option<u64>) -> Option<Chronic<'a>> {
+        io.held()?;
+        Some(Chronic { io, max_output })
+    }
+}
+
+impl Observer for Chronic<'_> {
+    /// Drops or writes out what was held; `end.exit` stays, unless the write-out failed (125
+    /// for a success) or a stop signal cut it (that signal).
+    fn finish(&mut self, end: &mut End<'_>) {
+        let Some(held) = self.io.held() else {
+            return;
         };
         held.seal();
-        if exit == Exit::Code(0) {
+        if end.exit == Exit::Code(0) {
             held.clear();
-            crate::report::release_closing(false);
-            return exit;
+            release_closing(false);
+            return;
         }
+        let run = end.run;
         let dropped = held.dropped();
         if dropped > 0 {
             let amount = match format_size_roughly(dropped) {
@@ -46,62 +63,60 @@ impl Supervisor<'_> {
                 ),
                 None => format!(
                     "--chronic keeps the most recent {} (--max-output)",
-                    self.config
-                        .pipeline
-                        .max_output
-                        .map_or("unlimited".to_string(), format_size)
+                    self.max_output.map_or("unlimited".to_string(), format_size)
                 ),
             };
-            self.reporter.warning(&format!(
+            run.warning(&format!(
                 "the first {amount} of the output {were} dropped: {why}"
             ));
         }
         // A run stopped by a signal has only the grace left for its write-out.
-        let stopped = match exit {
-            Exit::Signal(n) if crate::signals::stop_arrived() => Some(n),
+        let stopped = match end.exit {
+            Exit::Signal(n) if run.stop_arrived() => Some(n),
             _ => None,
         };
         let mut interrupted = stopped;
-        let write_out = match io.write_out() {
+        let write_out = match self.io.write_out() {
             Ok(Some(write_out)) => write_out,
             Ok(None) => {
-                crate::report::release_closing(true);
-                return exit;
+                release_closing(true);
+                return;
             }
             Err(e) => {
-                self.reporter
-                    .error(&format!("cannot write out the output --chronic held: {e}"));
-                crate::report::release_closing(true);
-                return never_0(exit);
+                run.error(&format!("cannot write out the output --chronic held: {e}"));
+                release_closing(true);
+                end.exit = never_0(end.exit);
+                return;
             }
         };
-        self.wait_tasks(write_out.tasks(), &mut interrupted);
+        run.wait_tasks(write_out.tasks(), &mut interrupted);
         // The give-up (or stopped) line last, after all that was held.
-        crate::report::release_closing(true);
+        release_closing(true);
         let came = interrupted.filter(|_| stopped.is_none());
         let Some((out, err)) = write_out.result() else {
             let signal = interrupted.unwrap_or(libc::SIGTERM);
-            self.reporter.error(&format!(
+            run.error(&format!(
                 "stopped by {} while the output --chronic held was being written: the rest of \
                  it is dropped",
                 signal_name(signal)
             ));
-            return Exit::Signal(signal);
+            end.exit = Exit::Signal(signal);
+            return;
         };
         let mut failed = false;
         for (result, to) in [(out, "stdout"), (err, "stderr")] {
             if let Err(e) = result {
-                self.reporter.error(&format!(
+                run.error(&format!(
                     "cannot write the output --chronic held to {to}: {e}; the rest of it is lost"
                 ));
                 failed = true;
             }
         }
-        match came {
+        end.exit = match came {
             Some(signal) => Exit::Signal(signal),
-            None if failed => never_0(exit),
-            None => exit,
-        }
+            None if failed => never_0(end.exit),
+            None => end.exit,
+        };
     }
 }
 

@@ -1,0 +1,48 @@
+//! Which observers listen to a run, chosen from its validated config: the one place that names
+//! them all, so that the supervisor names none ([`crate::observe`]). Their order is the order
+//! in which they hear each event and finish: the metrics file and the trace first (they write
+//! nothing as the run goes, and the metrics file is the end's first write), then the CI system
+//! (a fold opens before retry says anything of an attempt), then the reporter, then
+//! `--chronic` (whose end drops or writes out what was held, after the CI files and the
+//! annotation).
+//!
+//! A new observer: a type implementing [`crate::observe::Observer`] in the module of what it
+//! writes, pushed here where its place in the order says when it hears the run.
+
+use crate::chronic::Chronic;
+use crate::ci::observer::CiObserver;
+use crate::config::Config;
+use crate::observe::Observers;
+use crate::supervise::Listening;
+use crate::telemetry::Telemetry;
+use crate::telemetry::observer::TelemetryObserver;
+
+/// The observers of the run `run` of `config`, in order. Says the warnings reading the
+/// telemetry settings left.
+pub fn of<'a>(config: &'a Config, run: &Listening<'a>) -> Observers<'a> {
+    for warning in &config.telemetry.warnings {
+        run.reporter.warning(warning);
+    }
+    let mut observers = Observers::default();
+    let telemetry = Telemetry::start(&config.telemetry, run.run_id, &config.command);
+    observers.push(TelemetryObserver::new(telemetry));
+    let program = config
+        .command
+        .first()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    observers.push(CiObserver::new(
+        config.ci.clone(),
+        run.reporter,
+        run.run_id,
+        &program,
+    ));
+    observers.push(run.reporter);
+    if let Some(chronic) = run
+        .io
+        .and_then(|io| Chronic::new(io, config.pipeline.max_output))
+    {
+        observers.push(chronic);
+    }
+    observers
+}

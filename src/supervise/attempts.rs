@@ -1,0 +1,273 @@
+//! The attempts loop: run an attempt, settle what it left, gather what the run knows
+//! ([`decide::Facts`]), take the one decision ([`decide::decide`]), and do what it says: end the
+//! run, or say the failure and the wait, run `--on-retry`, wait, check again
+//! ([`decide::after_pause`]) and run the next attempt.
+
+use std::time::Instant;
+
+use rand::rngs::Xoshiro256PlusPlus;
+
+use super::Supervisor;
+use super::attempt::AttemptEnd;
+use super::decide::{self, Decision, Ending, Facts, Next, Pause};
+use super::hints;
+use crate::codes::Verdict;
+use crate::config::Shape;
+use crate::observe::{Event, HookEnd};
+use crate::process::{self, Outcome};
+use crate::status::Exit;
+
+impl Supervisor<'_> {
+    pub(super) fn attempts(&self, rng: &mut Xoshiro256PlusPlus) -> Exit {
+        // The one give-up rule, shared with `--dry-run` and the simulator.
+        let mut rule = self.give_up_rule();
+        let mut attempt: u64 = 1;
+        loop {
+            let last = self.known_last(attempt, &rule);
+            let mut end = match self.run_attempt(attempt, last) {
+                Ok(end) => end,
+                Err(exit) => return exit,
+            };
+            self.absorb_env_file(&format!("attempt {attempt}"));
+            let status = end.outcome.status();
+            let findings = end.io.findings;
+            // Exit status 0 that the output says is a failure (`--retry-if-output`).
+            let output_failed = status == 0 && findings.retry_match;
+            let succeeded = status == 0 && !output_failed;
+            self.emit(&Event::AttemptEnd(end.attempted(attempt, output_failed)));
+            // Nothing of an attempt that did not succeed outlives it: what it left running
+            // (background jobs, processes in other groups or sessions) is stopped before the
+            // next step. A successful attempt keeps what it started (a daemon, say).
+            if let Some((child, stop)) = end.leftovers.take()
+                && (!succeeded || end.interrupted.is_some())
+                && let Some(signal) = self.stop_leftovers(&child, stop)
+            {
+                end.interrupted.get_or_insert(signal);
+            }
+            let settled = self.settle_io(attempt, &mut end, succeeded, output_failed);
+            // The attempt's output is all written: its fold ends before retry's line about it.
+            self.emit(&Event::OutputSettled);
+            if let Some(exit) = settled {
+                return exit;
+            }
+            let launch_failed = matches!(end.outcome, Outcome::LaunchFailed { .. });
+            // Asked of the world only when the attempt is not the run's end already.
+            let consult = end.interrupted.is_none() && !launch_failed;
+            if let (Outcome::LaunchFailed { message, status }, None) =
+                (&end.outcome, end.interrupted)
+            {
+                match &self.config.not_found_hint {
+                    Some(hint) if *status == crate::status::NOT_FOUND => {
+                        self.reporter.launch_failed(&format!("{message}; {hint}"));
+                    }
+                    _ => self.reporter.launch_failed(message),
+                }
+            }
+            let verdict = decide::verdict(status, output_failed, findings.stop_match, |s| {
+                self.config.conditions.verdict(s)
+            });
+            // Protecting the service (protect.rs): the attempt counted in the budget.
+            let budget = consult.then(|| {
+                self.budget_attempt_end(attempt, verdict, findings.delay_hint.map(|h| h.not_before))
+            });
+            // `--reset-after`: an attempt that a timeout stopped hung rather than ran.
+            let stopped = matches!(end.outcome, Outcome::Stopped { .. });
+            if consult
+                && self.config.shape != Shape::UntilFail
+                && verdict == Verdict::Retry
+                && !stopped
+                && self.reset_if_long(attempt, end.ran)
+            {
+                rule = self.give_up_rule();
+            }
+            let now = Instant::now();
+            let replay_lost = self.io.and_then(|io| io.replay_failure());
+            let facts = Facts {
+                attempt,
+                outcome: &end.outcome,
+                output_failed,
+                stop_match: findings.stop_match,
+                interrupted: end.interrupted,
+                verdict,
+                reader_gone: consult && process::stdout_reader_gone(),
+                replay_lost: replay_lost.as_deref(),
+                hint: hints::asked(findings.delay_hint),
+                max_hint: self.config.max_hint,
+                cooldown: budget.as_ref().and_then(|b| b.cooldown()),
+                budget_refusal: budget.as_ref().and_then(|b| b.give_up.as_deref()),
+                elapsed: now.saturating_duration_since(self.start),
+                time_left: self.deadline.map(|d| d.saturating_duration_since(now)),
+                shape: self.config.shape,
+                base: self.config.policy.base(),
+                preserve_status: self.config.preserve_status,
+            };
+            let mut streak = self.streak.get();
+            let decision = decide::decide(&facts, &mut rule, &mut streak, rng);
+            self.streak.set(streak);
+            // A success of a streak not yet complete: the run has not succeeded yet.
+            if consult
+                && matches!(self.config.shape, Shape::Streak(_))
+                && verdict == Verdict::Success
+                && !matches!(decision, Decision::End(Ending::StreakDone { .. }))
+            {
+                self.budget_streak_goes_on();
+            }
+            let (next, delay, hint) = match decision {
+                Decision::Again { next, delay, hint } => (next, delay, hint),
+                Decision::End(ending) => {
+                    return self.conclude(ending, attempt, Some((&end, output_failed)));
+                }
+            };
+            let exit = super::exit_for(&end.outcome, output_failed, self.config.preserve_status);
+            match next {
+                Next::Retry => {
+                    if let Some(text) = &end.io.bad_hint {
+                        self.reporter.error(&format!(
+                            "--delay-from-output captured '{text}', which is neither a number \
+                             of seconds nor an HTTP-date: the hint is ignored"
+                        ));
+                    }
+                    self.emit(&Event::Wait {
+                        after: end.attempted(attempt, output_failed),
+                        delay,
+                        hint,
+                        asked: facts.hint.map(|h| h.0),
+                    });
+                }
+                Next::Rerun => self.reporter.rerun(attempt, delay),
+                Next::Streak { current, needed } => {
+                    self.reporter.streak(attempt, current, needed, delay);
+                }
+            }
+            // The hook runs within the delay: the next attempt still starts at `wake`. Like an
+            // attempt, it is stopped at the deadline. No hook runs between successes of a
+            // streak (they are not retries).
+            let wake = now.checked_add(delay);
+            if !matches!(next, Next::Streak { .. })
+                && let Some(script) = &self.config.hooks.on_retry
+            {
+                let last = if next == Next::Rerun {
+                    Exit::Code(0)
+                } else {
+                    exit
+                };
+                let env = self.hook_env(attempt, last, Some(delay));
+                let hook_end = match self.run_hook("on_retry", script, &env, self.deadline) {
+                    Ok(end) => end,
+                    Err(signal) => return self.interrupted_by(signal),
+                };
+                let hook_failed =
+                    hook_end != HookEnd::Status(0) && self.config.hooks.stop_on_failure;
+                let pause = Pause::Hook { hook_failed };
+                let streak = self.streak.get();
+                let passed = self.deadline_passed();
+                if let Some(d) =
+                    decide::after_pause(next, pause, attempt, exit, passed, None, &streak)
+                {
+                    return self.conclude(d, attempt, None);
+                }
+            }
+            if let Err(signal) = self.wait(wake) {
+                return self.interrupted_by(signal);
+            }
+            // No attempt starts at or after the deadline, nor once the recording of stdin
+            // failed during the wait.
+            let lost = self.io.and_then(|io| io.replay_failure());
+            let streak = self.streak.get();
+            let passed = self.deadline_passed();
+            if let Some(d) = decide::after_pause(
+                next,
+                Pause::Wait,
+                attempt,
+                exit,
+                passed,
+                lost.as_deref(),
+                &streak,
+            ) {
+                return self.conclude(d, attempt, None);
+            }
+            // Protecting the service (protect.rs): a later cooldown another run set meanwhile.
+            if next == Next::Retry
+                && let Err(exit) = self.shared_cooldown(attempt + 1, Some(exit))
+            {
+                return exit;
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Does what `ending`, which ends the run after attempt `attempt`, says; `ended` is that
+    /// attempt's end and whether it failed by its output, when the decision came right after
+    /// it. Returns how retry ends.
+    fn conclude(&self, ending: Ending, attempt: u64, ended: Option<(&AttemptEnd, bool)>) -> Exit {
+        let failed = |ended: Option<(&AttemptEnd, bool)>| {
+            if let Some((end, output_failed)) = ended {
+                self.emit(&Event::Failed(end.attempted(attempt, output_failed)));
+            }
+        };
+        match ending {
+            Ending::Stopped { signal, exit } => {
+                if let Some((end, output_failed)) = ended
+                    && (end.outcome.status() != 0 || output_failed)
+                {
+                    failed(ended);
+                }
+                self.emit(&Event::Stopped(signal));
+                exit
+            }
+            Ending::Succeed => {
+                let closing = self.reporter.success_line(attempt);
+                self.emit(&Event::Succeeded {
+                    attempts: attempt,
+                    closing: &closing,
+                });
+                Exit::Code(0)
+            }
+            Ending::StreakDone { needed } => {
+                self.reporter.streak_done(attempt, needed);
+                Exit::Code(0)
+            }
+            Ending::GiveUp {
+                why,
+                exit,
+                failed_first,
+                error,
+            } => {
+                if let Some(error) = error {
+                    self.reporter.error(&error);
+                }
+                if failed_first {
+                    failed(ended);
+                }
+                self.give_up(attempt, &why, exit)
+            }
+            Ending::NoFailure { runs, why } => self.no_failure(runs, &why),
+            Ending::UntilFailFailed { exit } => {
+                if let Some((end, output_failed)) = ended {
+                    self.reporter
+                        .until_fail_failed(attempt, &end.outcome, output_failed);
+                }
+                exit
+            }
+            Ending::Abort { exit, error } => {
+                if let Some(error) = error {
+                    self.reporter.error(&error);
+                }
+                exit
+            }
+        }
+    }
+
+    /// `--until-fail` ends after `runs` runs without a failure, for `why`: reported, and
+    /// `--on-give-up` run; status 0.
+    fn no_failure(&self, runs: u64, why: &str) -> Exit {
+        self.reporter.until_fail_none(runs, why);
+        if let Some(script) = &self.config.hooks.on_give_up {
+            let env = self.hook_env(runs, Exit::Code(0), None);
+            if let Err(signal) = self.run_hook("on_give_up", script, &env, None) {
+                return self.interrupted_by(signal);
+            }
+        }
+        Exit::Code(0)
+    }
+}

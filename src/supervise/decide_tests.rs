@@ -1,0 +1,477 @@
+//! The decision after an attempt ([`super::decide`]), reason by reason.
+
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand::rngs::Xoshiro256PlusPlus;
+
+use super::decide::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, decide, verdict};
+use crate::backoff::{GiveUpRule, Jitter, Limits, Policy};
+use crate::codes::Verdict;
+use crate::config::Shape;
+use crate::hints::HintSource;
+use crate::process::{Ended, Outcome, StopReason};
+use crate::status::{Exit, TIMED_OUT};
+
+const SECS: fn(u64) -> Duration = Duration::from_secs;
+const FAILED: Outcome = Outcome::Exited(1);
+const OK: Outcome = Outcome::Exited(0);
+
+/// A schedule of 1s, 2s, 4s ... up to 60s, no jitter, with `max_retries`.
+fn rule(max_retries: Option<u64>) -> GiveUpRule {
+    let policy = Policy::new(SECS(1), 2.0, SECS(60), Jitter::None).unwrap();
+    GiveUpRule::new(
+        policy.schedule(),
+        Limits {
+            max_retries,
+            deadline: None,
+        },
+    )
+}
+
+/// The facts of attempt 1 ending with `outcome`, plain loop, nothing else known.
+fn facts(outcome: &Outcome) -> Facts<'_> {
+    let status = outcome.status();
+    Facts {
+        attempt: 1,
+        outcome,
+        output_failed: false,
+        stop_match: false,
+        interrupted: None,
+        verdict: verdict(status, false, false, |s| {
+            if s == 0 {
+                Verdict::Success
+            } else {
+                Verdict::Retry
+            }
+        }),
+        reader_gone: false,
+        replay_lost: None,
+        hint: None,
+        max_hint: SECS(3600),
+        cooldown: None,
+        budget_refusal: None,
+        elapsed: SECS(0),
+        time_left: None,
+        shape: Shape::Plain,
+        base: SECS(1),
+        preserve_status: false,
+    }
+}
+
+fn run(facts: &Facts<'_>, rule: &mut GiveUpRule, streak: &mut Streak) -> Decision {
+    decide(
+        facts,
+        rule,
+        streak,
+        &mut Xoshiro256PlusPlus::seed_from_u64(7),
+    )
+}
+
+/// The decision for `facts` with a fresh rule of 2 retries and no streak.
+fn once(facts: &Facts<'_>) -> Decision {
+    run(facts, &mut rule(Some(2)), &mut Streak::default())
+}
+
+fn gives_up(why: &str, exit: Exit, failed_first: bool) -> Decision {
+    Decision::End(Ending::GiveUp {
+        why: why.to_string(),
+        exit,
+        failed_first,
+        error: None,
+    })
+}
+
+fn again(next: Next, delay: Duration, hint: Option<HintSource>) -> Decision {
+    Decision::Again { next, delay, hint }
+}
+
+#[test]
+fn a_failure_is_retried_after_the_schedule_s_delay_until_the_retries_are_used_up() {
+    let mut r = rule(Some(2));
+    let mut streak = Streak::default();
+    let f = facts(&FAILED);
+    assert_eq!(
+        run(&f, &mut r, &mut streak),
+        again(Next::Retry, SECS(1), None)
+    );
+    assert_eq!(
+        run(&f, &mut r, &mut streak),
+        again(Next::Retry, SECS(2), None)
+    );
+    assert_eq!(
+        run(&f, &mut r, &mut streak),
+        gives_up("no retries left", Exit::Code(1), true)
+    );
+}
+
+#[test]
+fn a_success_ends_the_run() {
+    assert_eq!(once(&facts(&OK)), Decision::End(Ending::Succeed));
+}
+
+#[test]
+fn a_stop_signal_ends_the_run_with_the_attempt_s_status_before_any_other_reason() {
+    let mut f = facts(&Outcome::Signaled(15));
+    f.interrupted = Some(2);
+    f.stop_match = true;
+    assert_eq!(
+        once(&f),
+        Decision::End(Ending::Stopped {
+            signal: 2,
+            exit: Exit::Signal(15)
+        })
+    );
+}
+
+#[test]
+fn a_command_that_cannot_be_run_is_not_retried() {
+    let outcome = Outcome::LaunchFailed {
+        message: "No such file or directory".into(),
+        status: 127,
+    };
+    assert_eq!(
+        once(&facts(&outcome)),
+        gives_up("the command could not be run", Exit::Code(127), false)
+    );
+}
+
+#[test]
+fn the_output_conditions_come_before_the_status() {
+    assert_eq!(
+        verdict(0, true, false, |_| Verdict::Success),
+        Verdict::Retry
+    );
+    assert_eq!(verdict(3, false, true, |_| Verdict::Retry), Verdict::Stop);
+    // A success whose output matched --stop-if-output is still a success.
+    assert_eq!(
+        verdict(0, false, true, |_| Verdict::Success),
+        Verdict::Success
+    );
+    let mut f = facts(&FAILED);
+    f.stop_match = true;
+    f.verdict = Verdict::Stop;
+    assert_eq!(
+        once(&f),
+        gives_up("its output matched --stop-if-output", Exit::Code(1), true)
+    );
+    // Exit status 0 that failed by its output ends with 1.
+    let mut f = facts(&OK);
+    f.output_failed = true;
+    f.verdict = Verdict::Retry;
+    assert_eq!(once(&f), again(Next::Retry, SECS(1), None));
+}
+
+#[test]
+fn a_status_not_retried_gives_up() {
+    let outcome = Outcome::Exited(2);
+    let mut f = facts(&outcome);
+    f.verdict = Verdict::Stop;
+    assert_eq!(
+        once(&f),
+        gives_up("status 2 is not retried", Exit::Code(2), true)
+    );
+}
+
+#[test]
+fn a_reader_gone_or_a_lost_recording_of_stdin_gives_up() {
+    let mut f = facts(&FAILED);
+    f.reader_gone = true;
+    assert_eq!(
+        once(&f),
+        gives_up("the reader of stdout is gone", Exit::Code(1), true)
+    );
+    let mut f = facts(&FAILED);
+    f.replay_lost = Some("cannot record stdin: disk full");
+    assert_eq!(
+        once(&f),
+        Decision::End(Ending::GiveUp {
+            why: "stdin could not be recorded whole".into(),
+            exit: Exit::Code(1),
+            failed_first: true,
+            error: Some(
+                "cannot record stdin: disk full; not retrying: attempt 2 would see only part \
+                 of stdin"
+                    .into()
+            ),
+        })
+    );
+}
+
+#[test]
+fn a_server_s_hint_sets_the_delay_or_makes_retry_give_up() {
+    let mut f = facts(&FAILED);
+    f.hint = Some((SECS(30), HintSource::RetryAfter));
+    assert_eq!(
+        once(&f),
+        again(Next::Retry, SECS(30), Some(HintSource::RetryAfter))
+    );
+    // Shorter than the backoff: the backoff's delay, the hint not named.
+    f.hint = Some((Duration::from_millis(300), HintSource::RetryAfter));
+    assert_eq!(once(&f), again(Next::Retry, SECS(1), None));
+    f.hint = Some((SECS(7200), HintSource::RetryAfter));
+    assert_eq!(
+        once(&f),
+        gives_up(
+            "the server's Retry-After asks for a wait of 2h, longer than --max-hint (1h)",
+            Exit::Code(1),
+            true
+        )
+    );
+}
+
+#[test]
+fn the_budget_s_cooldown_lengthens_the_delay_and_its_refusal_gives_up() {
+    let mut f = facts(&FAILED);
+    f.cooldown = Some(SECS(9));
+    assert_eq!(once(&f), again(Next::Retry, SECS(9), None));
+    f.hint = Some((SECS(12), HintSource::RetryAfter));
+    assert_eq!(
+        once(&f),
+        again(Next::Retry, SECS(12), Some(HintSource::RetryAfter))
+    );
+    let mut f = facts(&FAILED);
+    f.budget_refusal = Some("the retry budget of key k is spent");
+    assert_eq!(
+        once(&f),
+        gives_up("the retry budget of key k is spent", Exit::Code(1), true)
+    );
+}
+
+#[test]
+fn the_deadline_of_the_give_up_rule_gives_up_with_its_reason() {
+    let policy = Policy::new(SECS(10), 2.0, SECS(60), Jitter::None).unwrap();
+    let mut r = GiveUpRule::new(
+        policy.schedule(),
+        Limits {
+            max_retries: None,
+            deadline: Some(SECS(5)),
+        },
+    );
+    let f = facts(&FAILED);
+    assert_eq!(
+        run(&f, &mut r, &mut Streak::default()),
+        gives_up(
+            "the next delay (10s) would end at or past the deadline",
+            Exit::Code(1),
+            true
+        )
+    );
+}
+
+#[test]
+fn a_stopped_attempt_ends_with_124_or_by_kill_or_its_own_status_with_preserve() {
+    let stopped = |killed| Outcome::Stopped {
+        reason: StopReason::Timeout,
+        killed,
+        after: SECS(3),
+        ended: Ended::Signaled(15),
+    };
+    let (term, kill) = (stopped(false), stopped(true));
+    let mut r = rule(Some(0));
+    let exit = |f: &Facts<'_>, r: &mut GiveUpRule| match run(f, r, &mut Streak::default()) {
+        Decision::End(Ending::GiveUp { exit, .. }) => exit,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(exit(&facts(&term), &mut r), Exit::Code(TIMED_OUT));
+    assert_eq!(exit(&facts(&kill), &mut r), Exit::Signal(libc::SIGKILL));
+    let mut f = facts(&term);
+    f.preserve_status = true;
+    assert_eq!(exit(&f, &mut r), Exit::Signal(15));
+}
+
+#[test]
+fn successes_in_a_row_wait_the_first_delay_then_end_the_run() {
+    let mut r = rule(Some(2));
+    let mut streak = Streak::default();
+    let mut f = facts(&OK);
+    f.shape = Shape::Streak(2);
+    f.base = SECS(3);
+    let first = run(&f, &mut r, &mut streak);
+    assert_eq!(
+        first,
+        again(
+            Next::Streak {
+                current: 1,
+                needed: 2
+            },
+            SECS(3),
+            None
+        )
+    );
+    // A failure ends the streak and is retried the usual way.
+    let failed = facts(&FAILED);
+    let mut failed = Facts {
+        shape: Shape::Streak(2),
+        ..failed
+    };
+    failed.base = SECS(3);
+    assert_eq!(
+        run(&failed, &mut r, &mut streak),
+        again(Next::Retry, SECS(1), None)
+    );
+    assert_eq!(
+        streak,
+        Streak {
+            current: 0,
+            longest: 1
+        }
+    );
+    run(&f, &mut r, &mut streak);
+    assert_eq!(
+        run(&f, &mut r, &mut streak),
+        Decision::End(Ending::StreakDone { needed: 2 })
+    );
+}
+
+#[test]
+fn a_streak_the_deadline_cuts_ends_with_124() {
+    let mut f = facts(&OK);
+    f.shape = Shape::Streak(3);
+    f.base = SECS(3);
+    f.time_left = Some(Duration::ZERO);
+    assert_eq!(
+        once(&f),
+        gives_up("the deadline has passed", Exit::Code(TIMED_OUT), false)
+    );
+    f.time_left = Some(SECS(2));
+    assert_eq!(
+        once(&f),
+        gives_up(
+            "the next wait (3s) would end at or past the deadline",
+            Exit::Code(TIMED_OUT),
+            false
+        )
+    );
+    // After a longer streak, the current one is named.
+    let mut streak = Streak {
+        current: 0,
+        longest: 2,
+    };
+    assert_eq!(
+        run(&f, &mut rule(None), &mut streak),
+        gives_up(
+            "the next wait (3s) would end at or past the deadline after 1 of 3 successes in a row",
+            Exit::Code(TIMED_OUT),
+            false
+        )
+    );
+}
+
+#[test]
+fn until_fail_reruns_a_success_and_ends_at_the_first_failure() {
+    let mut f = facts(&OK);
+    f.shape = Shape::UntilFail;
+    let mut r = rule(Some(1));
+    let mut streak = Streak::default();
+    assert_eq!(
+        run(&f, &mut r, &mut streak),
+        again(Next::Rerun, SECS(1), None)
+    );
+    // Out of retries without a failure: status 0.
+    assert_eq!(
+        run(&f, &mut r, &mut streak),
+        Decision::End(Ending::NoFailure {
+            runs: 1,
+            why: "no retries left".into()
+        })
+    );
+    let mut f = facts(&FAILED);
+    f.shape = Shape::UntilFail;
+    assert_eq!(
+        once(&f),
+        Decision::End(Ending::UntilFailFailed {
+            exit: Exit::Code(1)
+        })
+    );
+    // A run the deadline stopped did not fail: it ran out of time.
+    let deadline = Outcome::Stopped {
+        reason: StopReason::Deadline,
+        killed: false,
+        after: SECS(1),
+        ended: Ended::Signaled(15),
+    };
+    let mut f = facts(&deadline);
+    f.shape = Shape::UntilFail;
+    f.attempt = 4;
+    assert_eq!(
+        once(&f),
+        Decision::End(Ending::NoFailure {
+            runs: 3,
+            why: "the deadline stopped run 4 before it ended".into()
+        })
+    );
+}
+
+#[test]
+fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_the_run() {
+    let exit = Exit::Code(1);
+    let none = Streak::default();
+    let hook = |failed| Pause::Hook {
+        hook_failed: failed,
+    };
+    let end = |why: &str, exit| {
+        Some(gives_up(why, exit, false)).map(|d| match d {
+            Decision::End(e) => e,
+            Decision::Again { .. } => unreachable!(),
+        })
+    };
+    assert_eq!(
+        after_pause(Next::Retry, hook(false), 1, exit, false, None, &none),
+        None
+    );
+    assert_eq!(
+        after_pause(Next::Retry, hook(false), 1, exit, true, None, &none),
+        end("the deadline passed during --on-retry", exit)
+    );
+    assert_eq!(
+        after_pause(Next::Retry, hook(true), 1, exit, false, None, &none),
+        end("the --on-retry hook failed", exit)
+    );
+    assert_eq!(
+        after_pause(
+            Next::Rerun,
+            hook(true),
+            2,
+            Exit::Code(0),
+            false,
+            None,
+            &none
+        ),
+        Some(Ending::NoFailure {
+            runs: 2,
+            why: "the --on-retry hook failed".into()
+        })
+    );
+    assert_eq!(
+        after_pause(Next::Retry, Pause::Wait, 1, exit, true, None, &none),
+        end("the deadline has passed", exit)
+    );
+    let streak = Next::Streak {
+        current: 1,
+        needed: 3,
+    };
+    assert_eq!(
+        after_pause(streak, Pause::Wait, 1, exit, true, None, &none),
+        end("the deadline has passed", Exit::Code(TIMED_OUT))
+    );
+    assert_eq!(
+        after_pause(
+            Next::Rerun,
+            Pause::Wait,
+            1,
+            Exit::Code(0),
+            false,
+            Some("gone"),
+            &none
+        ),
+        Some(Ending::Abort {
+            exit: Exit::OwnFailure,
+            error: Some("gone; not retrying: attempt 2 would see only part of stdin".into())
+        })
+    );
+    assert_eq!(
+        after_pause(Next::Retry, Pause::Wait, 1, exit, false, None, &none),
+        None
+    );
+}
