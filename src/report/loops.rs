@@ -19,10 +19,10 @@ use serde_json::{Value, json};
 
 use super::{Reporter, describe, micros};
 use crate::backoff::Policy;
-use crate::config::{Config, LockSettings, Shape};
 use crate::duration::format_human;
 use crate::process::Outcome;
 use crate::status::TEMP_FAIL;
+use crate::types::Shape;
 
 /// The curve of `policy` before jitter, for the `--verbose` start line: `base 1s,
 /// multiplier 2, cap 1m 4s`, or `delays 1s,5s (the last repeating)`.
@@ -263,17 +263,24 @@ impl Reporter {
     }
 }
 
-/// The lines `--dry-run` adds after its table for the loop's shape and lock, if any.
+/// The lines `--dry-run` adds after its table for the loop's `shape` and `lock` (the lock
+/// file and how long to wait for it), if any; `first_delay` is the policy's first delay
+/// before jitter (its base), the wait between the successes of a streak.
 ///
 /// # Errors
 /// Write errors from `out`.
-pub fn dry_run_loop<W: Write>(out: &mut W, config: &Config) -> io::Result<()> {
-    match config.shape {
+pub fn dry_run_loop<W: Write>(
+    out: &mut W,
+    shape: Shape,
+    first_delay: Duration,
+    lock: Option<(&Path, Duration)>,
+) -> io::Result<()> {
+    match shape {
         Shape::Streak(n) => writeln!(
             out,
             "successes: {n} in a row, each {} after the last (the first delay, without \
              jitter); the retries above follow failures",
-            format_human(config.policy.base())
+            format_human(first_delay)
         )?,
         Shape::UntilFail => writeln!(
             out,
@@ -281,8 +288,8 @@ pub fn dry_run_loop<W: Write>(out: &mut W, config: &Config) -> io::Result<()> {
         )?,
         Shape::Plain => {}
     }
-    if let Some(LockSettings { path, wait }) = &config.lock {
-        let waiting = match *wait {
+    if let Some((path, wait)) = lock {
+        let waiting = match wait {
             Duration::ZERO => "not waiting if another run holds it".to_string(),
             w => format!("waiting up to {} if another run holds it", wait_text(w)),
         };

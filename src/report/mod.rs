@@ -27,14 +27,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use self::words::describe;
-use crate::backoff::Policy;
-use crate::cli::JitterArg;
+use crate::backoff::{Jitter, Policy};
 use crate::codes::signal_name;
-use crate::config::{Shape, Verbosity};
 use crate::duration::format_human;
 use crate::hints::HintSource;
 use crate::process::{Outcome, StopReason};
-use crate::types::LogFormat;
+use crate::types::{LogFormat, Shape, Verbosity};
 
 pub use self::colour::set as set_color;
 pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, dry_run};
@@ -210,7 +208,7 @@ impl Reporter {
             let or_none = |d: Option<Duration>| d.map_or("none".to_string(), format_human);
             self.say(format_args!(
                 "jitter {}, {}, retries {}, deadline {}, timeout {}, seed {seed}, stop {}{}",
-                JitterArg::from(policy.jitter()),
+                jitter_name(policy.jitter()),
                 loops::curve_text(policy),
                 max_retries.map_or("unlimited".to_string(), |n| n.to_string()),
                 or_none(deadline),
@@ -230,7 +228,7 @@ impl Reporter {
             "program": self.program_raw,
             "max_attempts": self.max_attempts.get(),
             "max_retries": max_retries,
-            "jitter": JitterArg::from(policy.jitter()).to_string(),
+            "jitter": jitter_name(policy.jitter()),
             "base": micros(policy.base()),
             "multiplier": policy.multiplier(),
             "cap": micros(policy.cap()),
@@ -525,6 +523,20 @@ pub fn error(format: LogFormat, start: Instant, message: &str) {
             json!({ "message": message }),
         ),
         LogFormat::Text => write_line(&format!("retry: {message}")),
+    }
+}
+
+/// The name `--jitter` takes for `jitter` (the crate's modes have none: clap derives the names
+/// from `--jitter`'s values in `crate::cli`, and the integration tests check that each is
+/// named back as it was given).
+fn jitter_name(jitter: Jitter) -> &'static str {
+    match jitter {
+        Jitter::None => "none",
+        Jitter::Full => "full",
+        Jitter::Equal => "equal",
+        Jitter::Decorrelated => "decorrelated",
+        Jitter::Additive => "additive",
+        Jitter::Proportional => "proportional",
     }
 }
 
