@@ -17,7 +17,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Reporter, describe, micros};
+use super::escape::escape;
+use super::reporter::{Reporter, micros};
+use super::sink::{emit_json, write_line};
+use super::words::describe;
 use crate::backoff::Policy;
 use crate::duration::format_human;
 use crate::process::Outcome;
@@ -49,7 +52,7 @@ fn list_text(delays: &[Duration]) -> String {
 
 /// A path as retry's lines show it: escaped, so that a newline in it cannot forge a line.
 fn shown(path: &Path) -> String {
-    super::escape(&path.display().to_string())
+    escape(&path.display().to_string())
 }
 
 /// A lock wait as said: `inf` when without end.
@@ -151,11 +154,11 @@ impl Reporter {
             format_human(self.start.elapsed())
         );
         if !self.json() {
-            super::write_line(&format!("retry: {line}"));
+            write_line(&format!("retry: {line}"));
         }
         let status = if output_failed { 1 } else { outcome.status() };
         if self.json() {
-            super::emit_json(
+            emit_json(
                 "until_fail",
                 self.start.elapsed(),
                 self.run_id.as_deref(),
@@ -243,7 +246,7 @@ impl Reporter {
         if self.verbose() {
             self.say(format_args!(
                 "RETRY_ENV_FILE is not offered to the attempts: {}",
-                super::escape(why)
+                escape(why)
             ));
         }
         self.emit("env_file", json!({ "unavailable": why }));

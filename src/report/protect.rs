@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Reporter, emit_json, micros, write_line};
+use super::reporter::{Reporter, micros};
+use super::sink::{emit_json, write_line};
 use crate::budget::{
     Admission, AfterAttempt, Begin, BreakerState, BudgetKey, BudgetPolicy, RunEnd, StoreLocation,
     from_epoch_ms,
