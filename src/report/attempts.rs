@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::escape::escape;
+use super::lines::{one_line, without_os_error};
 use super::reporter::{Reporter, micros};
-use super::sink;
 use super::stopping::StopPlan;
 use super::words::describe;
 use super::{colour, live, loops};
@@ -196,19 +196,20 @@ impl Reporter {
         if let Some(name) = &hint {
             spans.extend([(plain, " ("), (colour::HINT, name.as_str()), (plain, ")")]);
         }
-        let normal = sink::line_bytes(&spans);
+        let normal = self.writer.line_bytes(&spans);
         let wake = Instant::now().checked_add(delay);
         match wake {
-            Some(wake) if delay >= live::SHORTEST && !sink::holding() && live::on_terminal() => {
+            Some(wake) if delay >= live::SHORTEST && self.writer.counts_down() => {
                 // The frames' tail: what follows the delay, as the line has it.
                 let tail_spans = &spans[2..];
-                let tail = sink::line_bytes(tail_spans);
+                let tail = self.writer.line_bytes(tail_spans);
                 let tail = tail.strip_suffix(b"\n").unwrap_or(&tail).to_vec();
                 let width = hint.as_ref().map_or(0, |h| live::columns(h) + 3);
-                let head = escape(&sink::without_os_error(&sink::one_line(head)));
-                live::start(normal, head, (tail, width), wake, &shown);
+                let head = escape(&without_os_error(&one_line(head)));
+                self.writer
+                    .count_down(normal, head, (tail, width), wake, &shown);
             }
-            _ => sink::put(&normal),
+            _ => self.writer.put(&normal),
         }
     }
 
@@ -237,7 +238,7 @@ impl Reporter {
             format_human(self.start.elapsed())
         );
         // Under --chronic, after all the held output, whatever --max-output dropped.
-        sink::closing(|| {
+        self.writer.closing(|| {
             self.say_in(colour::GAVE_UP, &line);
             self.emit(
                 "give_up",
@@ -271,7 +272,7 @@ impl Reporter {
 
     /// retry was told to stop by `signal` (during an attempt, a wait or a hook).
     pub fn interrupted(&self, signal: i32) {
-        sink::closing(|| {
+        self.writer.closing(|| {
             self.say(format_args!(
                 "stopped by {}: not retrying",
                 signal_name(signal)

@@ -19,7 +19,6 @@ use serde_json::{Value, json};
 
 use super::escape::escape;
 use super::reporter::{Reporter, micros};
-use super::sink::{emit_json, write_line};
 use super::words::describe;
 use crate::backoff::Policy;
 use crate::duration::format_human;
@@ -154,11 +153,11 @@ impl Reporter {
             format_human(self.start.elapsed())
         );
         if !self.json() {
-            write_line(&format!("retry: {line}"));
+            self.writer.line(&format!("retry: {line}"));
         }
         let status = if output_failed { 1 } else { outcome.status() };
         if self.json() {
-            emit_json(
+            self.writer.event(
                 "until_fail",
                 self.start.elapsed(),
                 self.run_id.as_deref(),

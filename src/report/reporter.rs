@@ -1,6 +1,7 @@
 //! The reporter of one run: what it knows of the run (the program, the attempts allowed, the
-//! start, the run's id, the loop's shape) and how it says a line or an event; the errors.
-//! What it says of the run as it goes is in `attempts.rs`, `loops.rs` and `protect.rs`.
+//! start, the run's id, the loop's shape), the run's one [`Writer`] it says everything through,
+//! and how it says a line or an event; the errors. What it says of the run as it goes is in
+//! `attempts.rs`, `loops.rs` and `protect.rs`.
 
 use std::cell::Cell;
 use std::ffi::OsString;
@@ -9,14 +10,15 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::escape::{escape, quote};
-use super::sink::{self, emit_json, write_line, write_spans};
+use super::lines::json_line;
+use super::writer::Writer;
 use crate::types::{LogFormat, Shape, Verbosity};
 
 /// Progress reporting for one run.
 #[derive(Debug)]
 pub struct Reporter {
-    pub(super) verbosity: Verbosity,
-    pub(super) format: LogFormat,
+    /// retry's one writer of its own words for the run (the verbosity and format are its).
+    pub(super) writer: Writer,
     /// The program's name, escaped for text lines.
     pub(super) program: String,
     /// The program's name as it is (JSON escapes it itself).
@@ -33,11 +35,10 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    /// A reporter for `command` (program first), with `max_attempts` in all (`None`: unlimited);
-    /// elapsed times count from `start`.
+    /// A reporter for `command` (program first), with `max_attempts` in all (`None`: unlimited),
+    /// that says everything through the run's `writer`; elapsed times count from `start`.
     pub fn new(
-        verbosity: Verbosity,
-        format: LogFormat,
+        writer: Writer,
         command: &[OsString],
         max_attempts: Option<u64>,
         start: Instant,
@@ -52,8 +53,7 @@ impl Reporter {
             .collect::<Vec<_>>()
             .join(" ");
         Reporter {
-            verbosity,
-            format,
+            writer,
             program: escape(&program_raw),
             program_raw,
             command_line,
@@ -88,22 +88,29 @@ impl Reporter {
         self.max_attempts.set(max_attempts);
     }
 
+    /// The run's writer: for what the run writes of retry's own besides the reporter's lines
+    /// (CI markers, [`Writer::raw`]), the countdown's frames and settling, `--chronic`'s hold
+    /// and the patience of writes.
+    pub fn writer(&self) -> &Writer {
+        &self.writer
+    }
+
     pub(super) fn quiet(&self) -> bool {
-        self.verbosity == Verbosity::Quiet
+        self.writer.verbosity() == Verbosity::Quiet
     }
 
     pub(super) fn verbose(&self) -> bool {
-        self.verbosity == Verbosity::Verbose
+        self.writer.verbosity() == Verbosity::Verbose
     }
 
     pub(super) fn json(&self) -> bool {
-        self.format == LogFormat::Json
+        self.writer.format() == LogFormat::Json
     }
 
     /// A text progress line (not in JSON mode, not with `--quiet`).
     pub(super) fn say(&self, line: std::fmt::Arguments<'_>) {
         if self.speaks() {
-            write_line(&format!("retry: {line}"));
+            self.writer.line(&format!("retry: {line}"));
         }
     }
 
@@ -115,23 +122,25 @@ impl Reporter {
     /// A text progress line in `style` (after the `retry: ` prefix, which stays plain).
     pub(super) fn say_in(&self, style: anstyle::Style, line: &str) {
         if self.speaks() {
-            write_spans(&[(anstyle::Style::new(), "retry: "), (style, line)]);
+            self.writer
+                .spans(&[(anstyle::Style::new(), "retry: "), (style, line)]);
         }
     }
 
-    /// A JSON event (only in JSON mode; `--quiet` silences all but errors): `fields` plus the
-    /// event's name and the elapsed seconds.
     /// Whether `event` is printed: JSON format, and not silenced by `--quiet`. Callers skip
     /// building the fields of an event that is not.
     pub(super) fn emits(&self, event: &str) -> bool {
         self.json() && !(self.quiet() && event != "error")
     }
 
+    /// A JSON event (only in JSON mode; `--quiet` silences all but errors): `fields` plus the
+    /// event's name and the elapsed seconds.
     pub(super) fn emit(&self, event: &str, fields: Value) {
         if !self.emits(event) {
             return;
         }
-        emit_json(event, self.start.elapsed(), self.run_id.as_deref(), fields);
+        self.writer
+            .event(event, self.start.elapsed(), self.run_id.as_deref(), fields);
     }
 
     pub(super) fn attempt_label(&self, attempt: u64) -> String {
@@ -158,14 +167,14 @@ impl Reporter {
 
     /// An error: printed even with `--quiet` (as a JSON `error` event in JSON mode).
     pub fn error(&self, message: &str) {
-        match (self.format, &self.run_id) {
-            (LogFormat::Json, Some(id)) => emit_json(
+        match (self.writer.format(), &self.run_id) {
+            (LogFormat::Json, Some(id)) => self.writer.event(
                 "error",
                 self.start.elapsed(),
                 Some(id),
                 json!({ "message": message }),
             ),
-            _ => error(self.format, self.start, message),
+            _ => write_error(&self.writer, self.start, message),
         }
     }
 
@@ -178,8 +187,8 @@ impl Reporter {
 /// The line [`Reporter::error`] would write for `message` now (uncoloured), for a process
 /// that says it later without the reporter: the relay of [`crate::process::relay`].
 pub fn error_line(reporter: &Reporter, message: &str) -> Vec<u8> {
-    match reporter.format {
-        LogFormat::Json => sink::json_line(
+    match reporter.writer.format() {
+        LogFormat::Json => json_line(
             "error",
             reporter.start.elapsed(),
             reporter.run_id.as_deref(),
@@ -190,16 +199,23 @@ pub fn error_line(reporter: &Reporter, message: &str) -> Vec<u8> {
 }
 
 /// Prints an error on stderr, on one line, in `format`: `retry: MESSAGE`, or a JSON `error`
-/// event with the seconds elapsed since `start`. For errors before a [`Reporter`] exists.
+/// event with the seconds elapsed since `start`. For errors before a [`Reporter`] exists: said
+/// through a writer made on the spot ([`Writer::plain`]).
 pub fn error(format: LogFormat, start: Instant, message: &str) {
-    match format {
-        LogFormat::Json => emit_json(
+    write_error(&Writer::plain(format), start, message);
+}
+
+/// Writes an error through `writer`, on one line, in its format, without a run's id: `retry:
+/// MESSAGE`, or a JSON `error` event with the seconds elapsed since `start`.
+fn write_error(writer: &Writer, start: Instant, message: &str) {
+    match writer.format() {
+        LogFormat::Json => writer.event(
             "error",
             start.elapsed(),
             None,
             json!({ "message": message }),
         ),
-        LogFormat::Text => write_line(&format!("retry: {message}")),
+        LogFormat::Text => writer.line(&format!("retry: {message}")),
     }
 }
 

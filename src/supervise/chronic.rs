@@ -5,8 +5,9 @@
 //!
 //! First the record is sealed, so that whatever retry says from then on (the line before the
 //! write-out saying how much was dropped, an error after it) is written, not held. The closing
-//! line (gave up, or stopped by a signal) was kept apart ([`crate::report::release_closing`]):
-//! it follows the write-out, and `--max-output` never drops it. A write
+//! line (gave up, or stopped by a signal) was kept apart
+//! ([`crate::report::Writer::release_closing`]): it follows the write-out, and `--max-output`
+//! never drops it. A write
 //! error is reported and never ends in 0; a stop signal that comes while the write-out is
 //! still going (or that stopped the run) ends retry by that signal.
 
@@ -28,7 +29,7 @@ impl Supervisor<'_> {
         held.seal();
         if exit == Exit::Code(0) {
             held.clear();
-            crate::report::release_closing(false);
+            self.reporter.writer().release_closing(false);
             return exit;
         }
         let dropped = held.dropped();
@@ -65,19 +66,19 @@ impl Supervisor<'_> {
         let write_out = match io.write_out() {
             Ok(Some(write_out)) => write_out,
             Ok(None) => {
-                crate::report::release_closing(true);
+                self.reporter.writer().release_closing(true);
                 return exit;
             }
             Err(e) => {
                 self.reporter
                     .error(&format!("cannot write out the output --chronic held: {e}"));
-                crate::report::release_closing(true);
+                self.reporter.writer().release_closing(true);
                 return never_0(exit);
             }
         };
         self.wait_tasks(write_out.tasks(), &mut interrupted);
         // The give-up (or stopped) line last, after all that was held.
-        crate::report::release_closing(true);
+        self.reporter.writer().release_closing(true);
         let came = interrupted.filter(|_| stopped.is_none());
         let Some((out, err)) = write_out.result() else {
             let signal = interrupted.unwrap_or(libc::SIGTERM);

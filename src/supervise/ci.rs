@@ -29,7 +29,7 @@ impl Supervisor<'_> {
         self.fold_close();
         let label = self.reporter.label(attempt);
         let marker = folds.open(attempt, &label, &self.run_id, SystemTime::now(), last);
-        crate::report::write_raw(marker.as_bytes());
+        self.reporter.writer().raw(marker.as_bytes());
         self.open_fold.set(Some((attempt, last)));
     }
 
@@ -41,7 +41,7 @@ impl Supervisor<'_> {
             return;
         };
         if let Some(marker) = folds.close(attempt, &self.run_id, SystemTime::now(), last) {
-            crate::report::write_raw(marker.as_bytes());
+            self.reporter.writer().raw(marker.as_bytes());
         }
     }
 
@@ -88,7 +88,7 @@ impl Supervisor<'_> {
         if gave_up.is_some()
             && let Some(marker) = self.config.ci.folds.and_then(|f| f.gave_up())
         {
-            crate::report::write_raw(marker.as_bytes());
+            self.reporter.writer().raw(marker.as_bytes());
         }
         let Some(github) = &self.config.ci.github else {
             return exit;
@@ -112,7 +112,7 @@ impl Supervisor<'_> {
                 &self.rows.borrow(),
                 &closing,
             );
-            if let Err(e) = summary::append(path, &text) {
+            if let Err(e) = summary::append(path, &text, self.reporter.writer().patience()) {
                 let error = format!(
                     "cannot append the step summary to GITHUB_STEP_SUMMARY ({}): {e}",
                     escape(&path.display().to_string())
@@ -123,7 +123,12 @@ impl Supervisor<'_> {
             }
         }
         if let Some(path) = &github.output
-            && let Err(e) = append_outputs(path, attempts, exit.code())
+            && let Err(e) = append_outputs(
+                path,
+                attempts,
+                exit.code(),
+                self.reporter.writer().patience(),
+            )
         {
             let error = format!(
                 "cannot append the step outputs to GITHUB_OUTPUT ({}): {e}",
@@ -150,7 +155,7 @@ impl Supervisor<'_> {
                 failed_late: late_failure.as_deref(),
             };
             if let Some(line) = annotation(&run) {
-                crate::report::write_raw(format!("{line}\n").as_bytes());
+                self.reporter.writer().raw(format!("{line}\n").as_bytes());
             }
         }
         // Stopped while the reader did not read: retry ends by the signal, at once.

@@ -27,7 +27,7 @@ use crate::codes::Verdict;
 use crate::config::Config;
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, LaunchError, Outcome, StopReason};
-use crate::report::{HookEnd, Reporter};
+use crate::report::{HookEnd, Reporter, Writer};
 use crate::signals::{self, Event, Events, passed_on};
 use crate::status::Exit;
 use protect::Protection;
@@ -37,11 +37,9 @@ use stop::{Step, Stopping};
 /// passes, or a signal stops it; returns how retry must end.
 pub fn run(config: &Config) -> Exit {
     let start = Instant::now();
-    crate::report::set_color(config.color);
     let run_id = run_env::new_run_id();
     let reporter = Reporter::new(
-        config.verbosity,
-        config.log_format,
+        Writer::new(config.color, config.verbosity, config.log_format),
         &config.command,
         config.max_attempts(),
         start,
@@ -71,14 +69,14 @@ pub fn run(config: &Config) -> Exit {
     };
     // --chronic: retry's own lines are held with the attempts' output from here on.
     if let Some(held) = io.as_ref().and_then(RunIo::held) {
-        crate::report::hold_from_now(held.clone());
+        reporter.writer().hold_from_now(held.clone());
     }
     process::become_subreaper();
     let env_file = env_file::open(&run_id, &reporter);
     let deadline = config.deadline.and_then(|d| start.checked_add(d));
     // retry's own lines and files wait for a reader at most until the deadline (and never past
     // a stop signal).
-    crate::outlet::set_patience(deadline);
+    reporter.writer().set_patience(deadline);
     let seed = config.seed.unwrap_or_else(crate::entropy::seed);
     let telemetry = RefCell::new(crate::telemetry::Telemetry::start(
         &config.telemetry,
@@ -435,7 +433,7 @@ impl Supervisor<'_> {
     fn run_attempt(&self, attempt: u64, last: bool) -> Result<AttemptEnd, Exit> {
         // Nothing of retry's is left drawn in place when the attempt may write; its CI fold
         // opens before anything is said of it.
-        crate::report::settle();
+        self.reporter.writer().settle();
         self.fold_open(attempt, last);
         // A stop signal that arrived before the attempt (during the splay, a wait on the
         // budget store, a slow write, the fold's own) ends the run here: no attempt starts
