@@ -29,6 +29,7 @@ pub mod duration;
 pub mod entropy;
 #[cfg(unix)]
 pub mod env_file;
+pub mod escape;
 pub mod held;
 pub mod hints;
 #[cfg(unix)]

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::escape::escape;
 use super::lines::{one_line, without_os_error};
 use super::reporter::{Reporter, micros};
 use super::stopping::StopPlan;
@@ -15,6 +14,7 @@ use super::{colour, live, loops};
 use crate::backoff::{Jitter, Policy};
 use crate::codes::signal_name;
 use crate::duration::format_human;
+use crate::escape::escape;
 use crate::hints::HintSource;
 use crate::process::{Outcome, StopReason};
 

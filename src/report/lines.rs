@@ -7,7 +7,7 @@ use std::time::Duration;
 use anstyle::Style;
 use serde_json::Value;
 
-use super::escape::escape;
+use crate::escape::escape;
 
 /// One of retry's own text lines, as spans each in its own style (the colours apply only when
 /// `colour`: the writer's choice, [`super::colour`]). Line breaks become spaces and every

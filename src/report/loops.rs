@@ -17,11 +17,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::escape::escape;
 use super::reporter::{Reporter, micros};
 use super::words::describe;
 use crate::backoff::Policy;
 use crate::duration::format_human;
+use crate::escape::escape;
 use crate::process::Outcome;
 use crate::status::TEMP_FAIL;
 use crate::types::Shape;

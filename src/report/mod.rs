@@ -14,7 +14,6 @@
 mod attempts;
 mod colour;
 mod dry_run;
-mod escape;
 mod lines;
 mod live;
 mod loops;
@@ -26,10 +25,10 @@ mod writer;
 
 pub use self::attempts::{HookEnd, Wait};
 pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, dry_run};
-pub use self::escape::escape;
 pub(crate) use self::lines::without_os_error;
 pub use self::loops::dry_run_loop;
 pub use self::reporter::{Reporter, error, error_line};
 pub use self::stopping::StopPlan;
 pub use self::words::{give_up_reason, outcome_words};
 pub use self::writer::Writer;
+pub use crate::escape::escape;

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::escape::{escape, quote};
 use super::lines::json_line;
 use super::writer::Writer;
+use crate::escape::{escape, quote};
 use crate::types::{LogFormat, Shape, Verbosity};
 
 /// Progress reporting for one run.
