@@ -1,4 +1,4 @@
-//! The bytes of retry's own words, before the writer ([`super::writer`]) writes them: a text
+//! The bytes of retry's own words, before the writer (`writer.rs`) writes them: a text
 //! line of spans (one line whatever it quotes, escaped, coloured when the writer says so) and
 //! a JSON event's line; and the system's words without Rust's ` (os error N)`.
 
@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::escape::escape;
 
 /// One of retry's own text lines, as spans each in its own style (the colours apply only when
-/// `colour`: the writer's choice, [`super::colour`]). Line breaks become spaces and every
+/// `colour`: the writer's choice, `colour.rs`). Line breaks become spaces and every
 /// other character that must not reach a terminal raw (control characters: ESC, BEL, an OSC
 /// sequence's start; bidirectional controls) is escaped ([`escape`]), whatever part of the
 /// message it came from: a server's reply, a stored value, a file name.

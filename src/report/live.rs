@@ -3,7 +3,7 @@
 //! with status 1; retrying in 12s`), redrawn once a second from the supervisor's wait
 //! ([`Countdown::next_tick`], [`Countdown::tick`]), and finalised as the line logs get (the
 //! whole delay, a newline) before anything else is written ([`Countdown::settle`], which the
-//! run's writer calls before each of its writes, `super::writer`): so it never mixes with an
+//! run's writer calls before each of its writes, `writer.rs`): so it never mixes with an
 //! attempt's or a hook's output, and a stop signal, which ends the wait at once, finds the line
 //! whole. The countdown is the run's writer's, as its frames' stream is.
 //!

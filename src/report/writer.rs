@@ -2,7 +2,7 @@
 //! (<https://github.com/rust-lang/cargo/blob/master/src/cargo/core/shell.rs>): progress lines
 //! (escaped, optionally coloured), JSON events and CI markers. Made once per run from its
 //! settings (`--color`, the verbosity, `--log-format`) and owned by the run, through its
-//! [`super::Reporter`]; an error said before a run exists gets one made on the spot
+//! `Reporter` (`reporter.rs`); an error said before a run exists gets one made on the spot
 //! ([`Writer::plain`]). It keeps what retry's words need from one write to the next: the
 //! colour decision, the countdown on a terminal ([`super::live`]), the output `--chronic`
 //! holds with the closing words kept apart, and the patience of the stream ([`Stderr`]).
