@@ -2,7 +2,10 @@
 //! and the `--dry-run` schedule table ([`fn@dry_run`], in `dry_run.rs`). The [`Reporter`] of a
 //! run is in `reporter.rs`; what it says of the attempts and the run's end in `attempts.rs`;
 //! about the splay and the retry budget in `protect.rs`; about the loop shapes, the lock and
-//! `RETRY_ENV_FILE` in `loops.rs`.
+//! `RETRY_ENV_FILE` in `loops.rs`. All of it is written through the run's one [`Writer`]
+//! (`writer.rs`: the stream, colour, verbosity and format, the countdown of `live.rs`,
+//! `--chronic`'s hold), which the run makes and the reporter holds; no state is kept in the
+//! module.
 //!
 //! Progress names the program, never its arguments (they often hold tokens) unless
 //! `--verbose`; both are escaped ([`fn@escape`]), so a newline in a name cannot forge a line.
