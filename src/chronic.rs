@@ -6,7 +6,7 @@
 //!
 //! First the record is sealed, so that whatever retry says from then on (the line before the
 //! write-out saying how much was dropped, an error after it) is written, not held. The closing
-//! line (gave up, or stopped by a signal) was kept apart ([`crate::report::release_closing`]):
+//! line (gave up, or stopped by a signal) was kept apart ([`crate::report::Writer::release_closing`]):
 //! it follows the write-out, and `--max-output` never drops it. A write error is reported and
 //! never ends in 0; a stop signal that comes while the write-out is still going (or that
 //! stopped the run) ends retry by that signal.
@@ -14,23 +14,29 @@
 use crate::codes::signal_name;
 use crate::observe::{End, Observer};
 use crate::pipeline::RunIo;
-use crate::report::release_closing;
+use crate::report::Writer;
 use crate::size::{format_size, format_size_roughly};
 use crate::status::Exit;
 
 /// `--chronic`'s end of a run.
 pub struct Chronic<'a> {
     io: &'a RunIo,
+    /// retry's writer, which holds the closing words until the held output is settled.
+    writer: &'a Writer,
     /// `--max-output`, for the line saying why output was dropped.
     max_output: Option<u64>,
 }
 
 impl<'a> Chronic<'a> {
-    /// The end of a run whose output `io` holds (`None` when it holds none: no `--chronic`);
-    /// `max_output` is `--max-output`.
-    pub fn new(io: &'a RunIo, max_output: Option<u64>) -> Option<Chronic<'a>> {
+    /// The end of a run whose output `io` holds (`None` when it holds none: no `--chronic`),
+    /// whose words `writer` writes; `max_output` is `--max-output`.
+    pub fn new(io: &'a RunIo, writer: &'a Writer, max_output: Option<u64>) -> Option<Chronic<'a>> {
         io.held()?;
-        Some(Chronic { io, max_output })
+        Some(Chronic {
+            io,
+            writer,
+            max_output,
+        })
     }
 }
 
@@ -44,7 +50,7 @@ impl Observer for Chronic<'_> {
         held.seal();
         if end.exit == Exit::Code(0) {
             held.clear();
-            release_closing(false);
+            self.writer.release_closing(false);
             return;
         }
         let run = end.run;
@@ -79,19 +85,19 @@ impl Observer for Chronic<'_> {
         let write_out = match self.io.write_out() {
             Ok(Some(write_out)) => write_out,
             Ok(None) => {
-                release_closing(true);
+                self.writer.release_closing(true);
                 return;
             }
             Err(e) => {
                 run.error(&format!("cannot write out the output --chronic held: {e}"));
-                release_closing(true);
+                self.writer.release_closing(true);
                 end.exit = never_0(end.exit);
                 return;
             }
         };
         run.wait_tasks(write_out.tasks(), &mut interrupted);
         // The give-up (or stopped) line last, after all that was held.
-        release_closing(true);
+        self.writer.release_closing(true);
         let came = interrupted.filter(|_| stopped.is_none());
         let Some((out, err)) = write_out.result() else {
             let signal = interrupted.unwrap_or(libc::SIGTERM);

@@ -7,6 +7,7 @@
 
 mod loops;
 mod protect;
+mod stop_plan;
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -23,19 +24,9 @@ use crate::preset::{Preset, Settings};
 use crate::stop_signal::StopSignal;
 use crate::types::{ColorWhen, HookFailure, LogFormat, RetryLimit};
 
-pub use self::loops::{LockSettings, Shape};
+pub use self::loops::LockSettings;
 pub use self::protect::{BudgetSettings, Protect, breaker, throttle};
-
-/// How much retry says on stderr about its own progress.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verbosity {
-    /// `--quiet`: errors only.
-    Quiet,
-    /// One line per failed attempt and one when giving up.
-    Normal,
-    /// `--verbose`: also the arguments, each attempt's start and duration, and the seed.
-    Verbose,
-}
+pub use crate::types::{Shape, Verbosity};
 
 /// Commands run around the retrying (`sh -c`).
 #[derive(Clone, Debug, Default)]

@@ -24,7 +24,7 @@ use crate::spool::{in_tmpdir, private_tempfile};
 /// Bytes of the ring kept in memory: 8 MiB, as the spool of `--stdout-on-success`.
 pub const MEMORY_LIMIT: u64 = crate::spool::MEMORY_LIMIT as u64;
 /// Bytes of `max` that each kept chunk stands for at least: at most `max / CHUNK_COST` chunks
-/// (and never fewer than [`MIN_CHUNKS`]) are listed; past that the oldest go, as bytes do.
+/// (and never fewer than `MIN_CHUNKS`) are listed; past that the oldest go, as bytes do.
 pub const CHUNK_COST: u64 = 64;
 /// The fewest chunks kept whatever `max` is.
 const MIN_CHUNKS: u64 = 1024;

@@ -30,6 +30,7 @@ pub mod duration;
 pub mod entropy;
 #[cfg(unix)]
 pub mod env_file;
+pub mod escape;
 pub mod held;
 pub mod hints;
 #[cfg(unix)]
@@ -125,7 +126,14 @@ where
             report::StopPlan::of(&config).dry_run_line().as_deref(),
             &mut rng,
         )
-        .and_then(|()| report::dry_run_loop(&mut out, &config))
+        .and_then(|()| {
+            report::dry_run_loop(
+                &mut out,
+                config.shape,
+                config.policy.base(),
+                config.lock.as_ref().map(|l| (l.path.as_path(), l.wait)),
+            )
+        })
         .and_then(|()| out.flush());
         return written_or_125(written, "the --dry-run schedule", format, start);
     }

@@ -40,7 +40,7 @@ pub fn of<'a>(config: &'a Config, run: &Listening<'a>) -> Observers<'a> {
     observers.push(run.reporter);
     if let Some(chronic) = run
         .io
-        .and_then(|io| Chronic::new(io, config.pipeline.max_output))
+        .and_then(|io| Chronic::new(io, run.reporter.writer(), config.pipeline.max_output))
     {
         observers.push(chronic);
     }

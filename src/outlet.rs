@@ -11,16 +11,20 @@
 //! waits until the descriptor has room, then writes at most `PIPE_BUF` bytes, which a pipe with
 //! room takes at once.
 //!
-//! How long a write may wait: until the run's deadline ([`set_patience`]), or without a time
-//! limit when there is none, but never past a stop signal: once one has arrived, a write that
-//! cannot go out at once is dropped (an error, for a file), so retry ends by the signal at once.
+//! How long a write may wait: until the run's deadline (the patience, [`Stderr::set_patience`],
+//! which the run's writer passes on to [`append`] too), or without a time limit when there is
+//! none, but never past a stop signal: once one has arrived, a write that cannot go out at once
+//! is dropped (an error, for a file), so retry ends by the signal at once.
+//!
+//! No state of the process is kept here: [`Stderr`] belongs to retry's one writer of a run
+//! ([`crate::report::Writer`]), and an error said before a run exists makes one of its own.
 
+use std::cell::{Cell, OnceCell};
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use nix::errno::Errno;
@@ -41,37 +45,45 @@ enum Target {
     PollFirst,
 }
 
-/// The most a write waits for, as an instant; `None`: until a stop signal.
-static PATIENCE: Mutex<Option<Instant>> = Mutex::new(None);
-/// How retry writes to its stderr, found at the first write.
-static STDERR: OnceLock<Mutex<Target>> = OnceLock::new();
-
-/// From now on, retry's own writes wait for a reader at most until `until` (the run's
-/// deadline; `None`: until a stop signal arrives).
-pub fn set_patience(until: Option<Instant>) {
-    *lock(&PATIENCE) = until;
+/// retry's stderr as retry's own words reach it: how it is written (found at the first write)
+/// and how long a write may wait for its reader (the patience).
+#[derive(Debug, Default)]
+pub struct Stderr {
+    /// How retry writes to its stderr, found at the first write.
+    target: OnceCell<Target>,
+    /// The most a write waits for, as an instant; `None`: until a stop signal.
+    patience: Cell<Option<Instant>>,
 }
 
-fn patience() -> Option<Instant> {
-    *lock(&PATIENCE)
-}
+impl Stderr {
+    /// retry's stderr, looked at when first written to; writes wait until a stop signal.
+    pub fn new() -> Stderr {
+        Stderr::default()
+    }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+    /// From now on, writes wait for a reader at most until `until` (the run's deadline;
+    /// `None`: until a stop signal arrives).
+    pub fn set_patience(&self, until: Option<Instant>) {
+        self.patience.set(until);
+    }
 
-/// Writes all of `bytes` to retry's stderr, waiting for the reader within the rules of this
-/// module. Call with a whole line (or lines) at a time: each call is one `write` when there
-/// is room, so the line is not split by the attempt's own output.
-///
-/// # Errors
-/// The write error; [`io::ErrorKind::Interrupted`] when a stop signal came first,
-/// [`io::ErrorKind::TimedOut`] when the patience ran out (part of `bytes` may be written).
-pub fn stderr(bytes: &[u8]) -> io::Result<()> {
-    let target = STDERR.get_or_init(|| Mutex::new(target_for(io::stderr().as_fd())));
-    let target = lock(target);
-    let fd = io::stderr();
-    write_all(fd.as_fd(), &target, bytes)
+    /// The most a write waits for ([`Stderr::set_patience`]).
+    pub fn patience(&self) -> Option<Instant> {
+        self.patience.get()
+    }
+
+    /// Writes all of `bytes` to retry's stderr, waiting for the reader within the rules of
+    /// this module. Call with a whole line (or lines) at a time: each call is one `write` when
+    /// there is room, so the line is not split by the attempt's own output.
+    ///
+    /// # Errors
+    /// The write error; [`io::ErrorKind::Interrupted`] when a stop signal came first,
+    /// [`io::ErrorKind::TimedOut`] when the patience ran out (part of `bytes` may be written).
+    pub fn write(&self, bytes: &[u8]) -> io::Result<()> {
+        let fd = io::stderr();
+        let target = self.target.get_or_init(|| target_for(fd.as_fd()));
+        write_all(fd.as_fd(), target, bytes, self.patience())
+    }
 }
 
 /// What kind of description `fd` is, and how to write to it without blocking.
@@ -119,8 +131,13 @@ fn reopen_nonblocking(fd: BorrowedFd<'_>) -> Option<OwnedFd> {
 const SAFE_WRITE: usize = 512;
 
 /// Writes all of `bytes` to `fd` as `target` says, waiting for room through
-/// [`signals::wait_ready`] (until a stop signal, or the patience).
-fn write_all(fd: BorrowedFd<'_>, target: &Target, mut bytes: &[u8]) -> io::Result<()> {
+/// [`signals::wait_ready`] (until a stop signal, or `patience`).
+fn write_all(
+    fd: BorrowedFd<'_>,
+    target: &Target,
+    mut bytes: &[u8],
+    patience: Option<Instant>,
+) -> io::Result<()> {
     while !bytes.is_empty() {
         let written = match target {
             Target::Plain => nix::unistd::write(fd, bytes),
@@ -130,7 +147,7 @@ fn write_all(fd: BorrowedFd<'_>, target: &Target, mut bytes: &[u8]) -> io::Resul
                 bytes,
                 nix::sys::socket::MsgFlags::MSG_DONTWAIT | no_sigpipe(),
             ),
-            Target::PollFirst => match wait(fd) {
+            Target::PollFirst => match wait(fd, patience) {
                 Ok(()) => nix::unistd::write(fd, &bytes[..bytes.len().min(SAFE_WRITE)]),
                 Err(e) => return Err(e),
             },
@@ -140,8 +157,8 @@ fn write_all(fd: BorrowedFd<'_>, target: &Target, mut bytes: &[u8]) -> io::Resul
             Ok(n) => bytes = &bytes[n..],
             Err(Errno::EINTR) => {}
             Err(Errno::EAGAIN) => match target {
-                Target::Reopened(own) => wait(own.as_fd())?,
-                _ => wait(fd)?,
+                Target::Reopened(own) => wait(own.as_fd(), patience)?,
+                _ => wait(fd, patience)?,
             },
             Err(e) => return Err(e.into()),
         }
@@ -157,9 +174,9 @@ fn no_sigpipe() -> nix::sys::socket::MsgFlags {
     return nix::sys::socket::MsgFlags::empty();
 }
 
-/// Waits for room on `fd`, within the rules of this module.
-fn wait(fd: BorrowedFd<'_>) -> io::Result<()> {
-    match signals::wait_ready(fd, PollFlags::POLLOUT, patience()) {
+/// Waits for room on `fd`, within the rules of this module (at most until `patience`).
+fn wait(fd: BorrowedFd<'_>, patience: Option<Instant>) -> io::Result<()> {
+    match signals::wait_ready(fd, PollFlags::POLLOUT, patience) {
         Ready::Ready => Ok(()),
         Ready::Stop => Err(io::Error::new(
             io::ErrorKind::Interrupted,
@@ -175,12 +192,12 @@ fn wait(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// Appends `bytes` to the file at `path` (created, mode 0666 less the umask, if missing), in
 /// one write where possible. The file is opened without waiting: a FIFO with no reader is an
 /// error at once, and a FIFO whose reader does not read is waited for within the rules of
-/// this module.
+/// this module, at most until `patience` (the run's, [`Stderr::patience`]).
 ///
 /// # Errors
 /// When the file cannot be opened or written; [`io::ErrorKind::Interrupted`] when a stop
 /// signal came first, [`io::ErrorKind::TimedOut`] when the patience ran out.
-pub fn append(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn append(path: &Path, bytes: &[u8], patience: Option<Instant>) -> io::Result<()> {
     let file = std::fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -200,7 +217,12 @@ pub fn append(path: &Path, bytes: &[u8]) -> io::Result<()> {
         return file.flush();
     }
     let fd = OwnedFd::from(file);
-    write_all(fd.as_fd(), &Target::Reopened(fd.try_clone()?), bytes)
+    write_all(
+        fd.as_fd(),
+        &Target::Reopened(fd.try_clone()?),
+        bytes,
+        patience,
+    )
 }
 
 #[cfg(test)]
@@ -211,13 +233,13 @@ mod tests {
     fn appends_to_a_file_and_refuses_a_fifo_without_reader_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out");
-        append(&path, b"a=1\n").unwrap();
-        append(&path, b"b=2\n").unwrap();
+        append(&path, b"a=1\n", None).unwrap();
+        append(&path, b"b=2\n", None).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "a=1\nb=2\n");
         let fifo = dir.path().join("fifo");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         let start = Instant::now();
-        let e = append(&fifo, b"x\n").unwrap_err();
+        let e = append(&fifo, b"x\n", None).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::BrokenPipe, "{e}");
         assert!(start.elapsed().as_secs() < 5);
     }
@@ -226,10 +248,9 @@ mod tests {
     fn a_full_pipe_is_waited_for_only_until_the_patience() {
         let (read, write) = nix::unistd::pipe().unwrap();
         let target = Target::Reopened(reopen_nonblocking(write.as_fd()).unwrap());
-        set_patience(Some(Instant::now() + std::time::Duration::from_millis(50)));
+        let patience = Some(Instant::now() + std::time::Duration::from_millis(50));
         let big = vec![b'x'; 4 << 20];
-        let e = write_all(write.as_fd(), &target, &big).unwrap_err();
-        set_patience(None);
+        let e = write_all(write.as_fd(), &target, &big, patience).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::TimedOut);
         drop(read);
     }

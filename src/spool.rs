@@ -271,7 +271,7 @@ pub(crate) fn in_tmpdir(what: &str, e: &io::Error) -> io::Error {
         e.kind(),
         format!(
             "cannot {what} a temporary file in {}: {e}",
-            crate::report::escape(&dir.to_string_lossy())
+            crate::escape::escape(&dir.to_string_lossy())
         ),
     )
 }

@@ -1,6 +1,7 @@
-//! Small value types that the command line parses and the rest of retry reads: shared here so
-//! that [`crate::cli`], [`crate::preset`], [`crate::config`] and [`crate::report`] use them
-//! without depending on one another.
+//! Small value types that the command line parses and the rest of retry reads, and the small
+//! enums of the validated settings that retry's words show ([`Verbosity`], [`Shape`]): shared
+//! here so that [`crate::cli`], [`crate::preset`], [`crate::config`] and [`crate::report`] use
+//! them without depending on one another.
 
 use std::str::FromStr;
 
@@ -56,6 +57,50 @@ pub enum HookFailure {
     Continue,
     /// Give up at once.
     Stop,
+}
+
+/// How much retry says on stderr about its own progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verbosity {
+    /// `--quiet`: errors only.
+    Quiet,
+    /// One line per failed attempt and one when giving up.
+    Normal,
+    /// `--verbose`: also the arguments, each attempt's start and duration, and the seed.
+    Verbose,
+}
+
+/// When the loop is done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shape {
+    /// At the first success (retry's loop without `--successes` or `--until-fail`).
+    #[default]
+    Plain,
+    /// `--successes N`, N >= 2: after N successful attempts in a row. Retries count failures
+    /// only.
+    Streak(u64),
+    /// `--until-fail`: at the first failure; the retries are the runs after a success.
+    UntilFail,
+}
+
+impl Shape {
+    /// The most attempts a run that may make `retries` retries makes: each retry, and the first
+    /// attempt, may start a streak of up to N attempts (N - 1 successes and a failure, or N
+    /// successes), so `(retries + 1) * N` for `--successes N`, `retries + 1` otherwise;
+    /// saturating.
+    pub fn attempts(self, retries: u64) -> u64 {
+        retries
+            .saturating_add(1)
+            .saturating_mul(self.attempts_per_retry())
+    }
+
+    /// The attempts one retry may lead to: N for `--successes N`, 1 otherwise.
+    pub fn attempts_per_retry(self) -> u64 {
+        match self {
+            Shape::Streak(n) => n,
+            Shape::Plain | Shape::UntilFail => 1,
+        }
+    }
 }
 
 #[cfg(test)]

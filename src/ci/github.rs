@@ -13,7 +13,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use super::Folds;
 
@@ -202,15 +202,21 @@ pub fn annotation(run: &RunSummary<'_>) -> Option<String> {
 }
 
 /// Appends `attempts=N` and `status=S` to the step-output file at `path`, in one write,
-/// without ever waiting for a reader past a stop signal ([`crate::outlet::append`]: a FIFO
-/// with no reader is an error at once).
+/// without ever waiting for a reader past a stop signal or `patience` (the run's writer's,
+/// [`crate::outlet::append`]: a FIFO with no reader is an error at once).
 ///
 /// # Errors
 /// When the file cannot be opened or written.
-pub fn append_outputs(path: &Path, attempts: u64, status: u8) -> io::Result<()> {
+pub fn append_outputs(
+    path: &Path,
+    attempts: u64,
+    status: u8,
+    patience: Option<Instant>,
+) -> io::Result<()> {
     crate::outlet::append(
         path,
         format!("attempts={attempts}\nstatus={status}\n").as_bytes(),
+        patience,
     )
 }
 
@@ -382,11 +388,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out");
         std::fs::write(&path, "before=1\n").unwrap();
-        append_outputs(&path, 3, 0).unwrap();
+        append_outputs(&path, 3, 0, None).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "before=1\nattempts=3\nstatus=0\n"
         );
-        assert!(append_outputs(&dir.path().join("no/such/dir"), 1, 0).is_err());
+        assert!(append_outputs(&dir.path().join("no/such/dir"), 1, 0, None).is_err());
     }
 }

@@ -16,7 +16,7 @@ use super::Ci;
 use super::github::{RunSummary, Statuses, annotation, append_outputs};
 use super::summary::{self, Row, Rows};
 use crate::observe::{End, Event, Observer};
-use crate::report::{Reporter, escape, outcome_words, without_os_error, write_raw};
+use crate::report::{Reporter, escape, outcome_words, without_os_error};
 use crate::status::Exit;
 
 /// What the CI system is told of one run.
@@ -63,7 +63,7 @@ impl<'a> CiObserver<'a> {
         self.fold_close();
         let label = self.reporter.label(attempt);
         let marker = folds.open(attempt, &label, &self.run_id, SystemTime::now(), last);
-        write_raw(marker.as_bytes());
+        self.reporter.writer().raw(marker.as_bytes());
         self.open_fold = Some((attempt, last));
     }
 
@@ -74,7 +74,7 @@ impl<'a> CiObserver<'a> {
             return;
         };
         if let Some(marker) = folds.close(attempt, &self.run_id, SystemTime::now(), last) {
-            write_raw(marker.as_bytes());
+            self.reporter.writer().raw(marker.as_bytes());
         }
     }
 
@@ -99,7 +99,7 @@ impl<'a> CiObserver<'a> {
                 None => closing.clone(),
             };
             let text = summary::markdown(self.reporter.command_for_summary(), &self.rows, &closing);
-            if let Err(e) = summary::append(path, &text) {
+            if let Err(e) = summary::append(path, &text, self.reporter.writer().patience()) {
                 end.failed(&format!(
                     "cannot append the step summary to GITHUB_STEP_SUMMARY ({}): {e}",
                     escape(&path.display().to_string())
@@ -108,7 +108,12 @@ impl<'a> CiObserver<'a> {
             }
         }
         if let Some(path) = &github.output
-            && let Err(e) = append_outputs(path, attempts, end.exit.code())
+            && let Err(e) = append_outputs(
+                path,
+                attempts,
+                end.exit.code(),
+                self.reporter.writer().patience(),
+            )
         {
             end.failed(&format!(
                 "cannot append the step outputs to GITHUB_OUTPUT ({}): {e}",
@@ -166,7 +171,7 @@ impl Observer for CiObserver<'_> {
         if end.gave_up.is_some()
             && let Some(marker) = self.ci.folds.and_then(|f| f.gave_up())
         {
-            write_raw(marker.as_bytes());
+            self.reporter.writer().raw(marker.as_bytes());
         }
         let failed = self.append_files(end);
         let Some(github) = &self.ci.github else {
@@ -184,7 +189,7 @@ impl Observer for CiObserver<'_> {
                 failed_late: late_failure.as_deref(),
             };
             if let Some(line) = annotation(&run) {
-                write_raw(format!("{line}\n").as_bytes());
+                self.reporter.writer().raw(format!("{line}\n").as_bytes());
             }
         }
         // Stopped while the reader did not read: retry ends by the signal, at once.

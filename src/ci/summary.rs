@@ -13,6 +13,7 @@
 
 use std::io;
 use std::path::Path;
+use std::time::Instant;
 
 /// One attempt, as the table shows it; every cell is text for people.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -93,12 +94,12 @@ pub fn markdown(command: &str, rows: &Rows, closing: &str) -> String {
 }
 
 /// Appends `text` to the summary file at `path`, in one write, without ever waiting for a
-/// reader past a stop signal ([`crate::outlet::append`]).
+/// reader past a stop signal or `patience` (the run's writer's, [`crate::outlet::append`]).
 ///
 /// # Errors
 /// When the file cannot be opened or written.
-pub fn append(path: &Path, text: &str) -> io::Result<()> {
-    crate::outlet::append(path, text.as_bytes())
+pub fn append(path: &Path, text: &str, patience: Option<Instant>) -> io::Result<()> {
+    crate::outlet::append(path, text.as_bytes(), patience)
 }
 
 /// `text` safe in a Markdown paragraph or table cell: control characters escaped as

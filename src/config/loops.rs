@@ -13,39 +13,7 @@ use crate::cli::{Cli, DelayList, Origins};
 use crate::codes::CodeSet;
 use crate::duration::{format_human, is_unlimited, limit};
 use crate::preset::Settings;
-
-/// When the loop is done.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Shape {
-    /// At the first success (retry's loop without `--successes` or `--until-fail`).
-    #[default]
-    Plain,
-    /// `--successes N`, N >= 2: after N successful attempts in a row. Retries count failures
-    /// only.
-    Streak(u64),
-    /// `--until-fail`: at the first failure; the retries are the runs after a success.
-    UntilFail,
-}
-
-impl Shape {
-    /// The most attempts a run that may make `retries` retries makes: each retry, and the first
-    /// attempt, may start a streak of up to N attempts (N - 1 successes and a failure, or N
-    /// successes), so `(retries + 1) * N` for `--successes N`, `retries + 1` otherwise;
-    /// saturating.
-    pub fn attempts(self, retries: u64) -> u64 {
-        retries
-            .saturating_add(1)
-            .saturating_mul(self.attempts_per_retry())
-    }
-
-    /// The attempts one retry may lead to: N for `--successes N`, 1 otherwise.
-    pub fn attempts_per_retry(self) -> u64 {
-        match self {
-            Shape::Streak(n) => n,
-            Shape::Plain | Shape::UntilFail => 1,
-        }
-    }
-}
+use crate::types::Shape;
 
 /// `--lock` and `--lock-wait`.
 #[derive(Clone, Debug, PartialEq, Eq)]

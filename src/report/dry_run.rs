@@ -53,7 +53,7 @@ fn rows_not_shown<R: Rng + ?Sized>(
 /// included), in the closing line's form ([`format_human_nonzero`]: `2m`, `2h 37m`, `1ns`). The retries a real run would grant if every attempt failed at once, by the same
 /// [`GiveUpRule`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited), and no
 /// row whose cumulative delay reaches `deadline` (nor any after it); when unlimited rows are
-/// cut at [`DRY_RUN_UNLIMITED_ROWS`], a line `...` says so ([`rows_not_shown`]). Then `stop`, a line
+/// cut at [`DRY_RUN_UNLIMITED_ROWS`], a line `...` says so (`rows_not_shown`). Then `stop`, a line
 /// saying how an attempt is stopped ([`super::StopPlan::dry_run_line`]), if any.
 ///
 /// # Errors

@@ -1,16 +1,18 @@
 //! The countdown on a terminal: while retry waits before the next attempt, the line of the
 //! attempt that failed is drawn in place with the time left (`retry: attempt 2 of 6: sh exited
 //! with status 1; retrying in 12s`), redrawn once a second from the supervisor's wait
-//! ([`next_tick`], [`tick`]), and finalised as the line logs get (the whole delay, a newline)
-//! before anything else is written ([`settle`], which [`super::sink::put`] calls): so it never
-//! mixes with an attempt's or a hook's output, and a stop signal, which ends the wait at once,
-//! finds the line whole.
+//! ([`Countdown::next_tick`], [`Countdown::tick`]), and finalised as the line logs get (the
+//! whole delay, a newline) before anything else is written ([`Countdown::settle`], which the
+//! run's writer calls before each of its writes, `writer.rs`): so it never mixes with an
+//! attempt's or a hook's output, and a stop signal, which ends the wait at once, finds the line
+//! whole. The countdown is the run's writer's, as its frames' stream is.
 //!
-//! Only when stderr is a terminal whose `TERM` is set and not `dumb`, looked at once, when there
-//! is first a wait of a second or more to show; anywhere else the lines are exactly the ones
-//! logs get, and the wait is one `ppoll` with no periodic wake-up. A frame is `\r`, the line cut
-//! to the terminal's width less one column (asked for at each frame: a resized terminal gets
-//! the next frame right), then `ESC [ K` (erase to the end of the line, ECMA-48 EL).
+//! Only when stderr is a terminal whose `TERM` is set and not `dumb`, looked at once by the
+//! run's writer, when there is first a wait of a second or more to show; anywhere else the
+//! lines are exactly the ones logs get, and the wait is one `ppoll` with no periodic wake-up. A
+//! frame is `\r`, the line cut to the terminal's width less one column (asked for at each
+//! frame: a resized terminal gets the next frame right), then `ESC [ K` (erase to the end of
+//! the line, ECMA-48 EL).
 //!
 //! The countdown starts on a line of its own: the attempt writes straight to the terminal, so
 //! retry cannot tell whether it left the cursor at the start of a line (`curl -w
@@ -37,15 +39,13 @@
 //! stops drawing and ends with the line logs get. A terminal that is not retry's controlling
 //! terminal (`tcgetpgrp` fails) has no job control: the countdown is drawn there.
 
+use std::cell::{OnceCell, RefCell};
 use std::io::IsTerminal;
 use std::os::fd::AsFd;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::duration::format_human;
-
-/// The countdown being shown, if any.
-static LIVE: Mutex<Option<Live>> = Mutex::new(None);
+use crate::outlet::Stderr;
 
 /// The shortest wait that gets a countdown: a shorter one is over before a redraw.
 pub(super) const SHORTEST: Duration = Duration::from_secs(1);
@@ -75,106 +75,118 @@ struct Live {
     broken: bool,
 }
 
-fn lock() -> MutexGuard<'static, Option<Live>> {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+/// The countdown of a run's writer: whether stderr takes one (looked at once), and the one
+/// being shown, if any. Its frames are written to `out`, the writer's stderr, as they are:
+/// never held, never through the writer's own finalising of the countdown.
+#[derive(Debug, Default)]
+pub(super) struct Countdown {
+    /// Whether stderr is a terminal that takes a countdown, once looked at.
+    terminal: OnceCell<bool>,
+    /// The countdown being shown, if any.
+    shown: RefCell<Option<Live>>,
 }
 
-/// Whether stderr is a terminal that takes a countdown (see the module doc); looked at once.
-pub(super) fn on_terminal() -> bool {
-    static YES: OnceLock<bool> = OnceLock::new();
-    *YES.get_or_init(|| {
-        std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
-            && std::io::stderr().is_terminal()
-    })
-}
-
-/// Starts a countdown to `wake` for the line `normal` (as logs get it), whose frames are
-/// `head`, `; retrying in ` and the time left, then `tail` (of `tail_width` columns); draws
-/// the first frame, which shows `first` (the whole delay, as the final line will).
-pub(super) fn start(
-    normal: Vec<u8>,
-    head: String,
-    tail: (Vec<u8>, usize),
-    wake: Instant,
-    first: &str,
-) {
-    settle();
-    let mut live = lock();
-    let mut shown = Live {
-        normal,
-        head,
-        tail,
-        wake,
-        on_line: false,
-        drawn: (0, 0),
-        said: false,
-        broken: false,
-    };
-    if foreground() {
-        shown.draw(first);
-    } else {
-        match crate::outlet::stderr(&shown.normal) {
-            Ok(()) => shown.said = true,
-            Err(_) => shown.broken = true,
-        }
+impl Countdown {
+    /// Whether stderr is a terminal that takes a countdown (see the module doc); looked at
+    /// once.
+    pub(super) fn on_terminal(&self) -> bool {
+        *self.terminal.get_or_init(|| {
+            std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
+                && std::io::stderr().is_terminal()
+        })
     }
-    *live = Some(shown);
-}
 
-/// When the countdown's next frame is due (`None`: no countdown is showing, or its last frame
-/// is drawn): each time the whole seconds left change.
-pub fn next_tick() -> Option<Instant> {
-    let live = lock();
-    let live = live.as_ref().filter(|l| !l.broken)?;
-    let left = whole_seconds_left(live.wake, Instant::now());
-    if left <= 1 {
-        return None;
-    }
-    live.wake.checked_sub(Duration::from_secs(left - 1))
-}
-
-/// Draws the countdown's next frame, the whole seconds left, if one is showing and retry is
-/// in the foreground (in the background: nothing, and the countdown is no longer the current
-/// line).
-pub fn tick() {
-    let mut live = lock();
-    if let Some(live) = live.as_mut().filter(|l| !l.broken) {
+    /// Starts a countdown to `wake` for the line `normal` (as logs get it), whose frames are
+    /// `head`, `; retrying in ` and the time left, then `tail` (of `tail_width` columns);
+    /// draws the first frame on `out`, which shows `first` (the whole delay, as the final line
+    /// will).
+    pub(super) fn start(
+        &self,
+        out: &Stderr,
+        normal: Vec<u8>,
+        head: String,
+        tail: (Vec<u8>, usize),
+        wake: Instant,
+        first: &str,
+    ) {
+        self.settle(out);
+        let mut shown = Live {
+            normal,
+            head,
+            tail,
+            wake,
+            on_line: false,
+            drawn: (0, 0),
+            said: false,
+            broken: false,
+        };
         if foreground() {
-            let left = whole_seconds_left(live.wake, Instant::now());
-            live.draw(&format_human(Duration::from_secs(left)));
+            shown.draw(out, first);
         } else {
-            live.on_line = false;
+            match out.write(&shown.normal) {
+                Ok(()) => shown.said = true,
+                Err(_) => shown.broken = true,
+            }
         }
+        *self.shown.borrow_mut() = Some(shown);
     }
-}
 
-/// Ends the countdown, if one is showing: its frame is replaced by the line logs get (the
-/// whole delay), with its newline; or erased, when that line was written already. Without a
-/// frame on the current line (none was drawn, or retry is in the background now), the line
-/// logs get, unless written already. Call before anything else is written to the terminal.
-pub fn settle() {
-    let Some(live) = lock().take() else {
-        return;
-    };
-    if !(live.on_line && foreground()) {
-        if !live.said {
-            let _ = crate::outlet::stderr(&live.normal);
+    /// When the countdown's next frame is due (`None`: no countdown is showing, or its last
+    /// frame is drawn): each time the whole seconds left change.
+    pub(super) fn next_tick(&self) -> Option<Instant> {
+        let live = self.shown.borrow();
+        let live = live.as_ref().filter(|l| !l.broken)?;
+        let left = whole_seconds_left(live.wake, Instant::now());
+        if left <= 1 {
+            return None;
         }
-        return;
+        live.wake.checked_sub(Duration::from_secs(left - 1))
     }
-    let width = width();
-    let bytes = if live.said {
-        let mut bytes = live.back(width);
-        bytes.extend_from_slice(b"\x1b[K");
-        bytes
-    } else {
-        let line = live.normal.strip_suffix(b"\n").unwrap_or(&live.normal);
-        let mut bytes = live.lead(width);
-        bytes.extend_from_slice(line);
-        bytes.extend_from_slice(b"\x1b[K\n");
-        bytes
-    };
-    let _ = crate::outlet::stderr(&bytes);
+
+    /// Draws the countdown's next frame on `out`, the whole seconds left, if one is showing
+    /// and retry is in the foreground (in the background: nothing, and the countdown is no
+    /// longer the current line).
+    pub(super) fn tick(&self, out: &Stderr) {
+        let mut live = self.shown.borrow_mut();
+        if let Some(live) = live.as_mut().filter(|l| !l.broken) {
+            if foreground() {
+                let left = whole_seconds_left(live.wake, Instant::now());
+                live.draw(out, &format_human(Duration::from_secs(left)));
+            } else {
+                live.on_line = false;
+            }
+        }
+    }
+
+    /// Ends the countdown, if one is showing: its frame is replaced on `out` by the line logs
+    /// get (the whole delay), with its newline; or erased, when that line was written already.
+    /// Without a frame on the current line (none was drawn, or retry is in the background
+    /// now), the line logs get, unless written already. Call before anything else is written
+    /// to the terminal.
+    pub(super) fn settle(&self, out: &Stderr) {
+        let Some(live) = self.shown.borrow_mut().take() else {
+            return;
+        };
+        if !(live.on_line && foreground()) {
+            if !live.said {
+                let _ = out.write(&live.normal);
+            }
+            return;
+        }
+        let width = width();
+        let bytes = if live.said {
+            let mut bytes = live.back(width);
+            bytes.extend_from_slice(b"\x1b[K");
+            bytes
+        } else {
+            let line = live.normal.strip_suffix(b"\n").unwrap_or(&live.normal);
+            let mut bytes = live.lead(width);
+            bytes.extend_from_slice(line);
+            bytes.extend_from_slice(b"\x1b[K\n");
+            bytes
+        };
+        let _ = out.write(&bytes);
+    }
 }
 
 /// Whether retry may draw on stderr's terminal: its process group is the terminal's
@@ -194,8 +206,8 @@ fn whole_seconds_left(wake: Instant, now: Instant) -> u64 {
 }
 
 impl Live {
-    /// Writes the frame showing `left` as the time left, cut to the terminal's width.
-    fn draw(&mut self, left: &str) {
+    /// Writes the frame showing `left` as the time left on `out`, cut to the terminal's width.
+    fn draw(&mut self, out: &Stderr, left: &str) {
         let middle = format!("; retrying in {left}");
         let width = width();
         let room = width.saturating_sub(1);
@@ -210,7 +222,7 @@ impl Live {
             frame.extend_from_slice(&self.tail.0);
         }
         frame.extend_from_slice(b"\x1b[K");
-        match crate::outlet::stderr(&frame) {
+        match out.write(&frame) {
             Ok(()) => {
                 self.on_line = true;
                 self.drawn = (taken, width);

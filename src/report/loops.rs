@@ -17,12 +17,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Reporter, describe, micros};
+use super::reporter::{Reporter, micros};
+use super::words::describe;
 use crate::backoff::Policy;
-use crate::config::{Config, LockSettings, Shape};
 use crate::duration::format_human;
+use crate::escape::escape;
 use crate::process::Outcome;
 use crate::status::TEMP_FAIL;
+use crate::types::Shape;
 
 /// The curve of `policy` before jitter, for the `--verbose` start line: `base 1s,
 /// multiplier 2, cap 1m 4s`, or `delays 1s,5s (the last repeating)`.
@@ -49,7 +51,7 @@ fn list_text(delays: &[Duration]) -> String {
 
 /// A path as retry's lines show it: escaped, so that a newline in it cannot forge a line.
 fn shown(path: &Path) -> String {
-    super::escape(&path.display().to_string())
+    escape(&path.display().to_string())
 }
 
 /// A lock wait as said: `inf` when without end.
@@ -151,11 +153,11 @@ impl Reporter {
             format_human(self.start.elapsed())
         );
         if !self.json() {
-            super::write_line(&format!("retry: {line}"));
+            self.writer.line(&format!("retry: {line}"));
         }
         let status = if output_failed { 1 } else { outcome.status() };
         if self.json() {
-            super::emit_json(
+            self.writer.event(
                 "until_fail",
                 self.start.elapsed(),
                 self.run_id.as_deref(),
@@ -243,7 +245,7 @@ impl Reporter {
         if self.verbose() {
             self.say(format_args!(
                 "RETRY_ENV_FILE is not offered to the attempts: {}",
-                super::escape(why)
+                escape(why)
             ));
         }
         self.emit("env_file", json!({ "unavailable": why }));
@@ -263,17 +265,24 @@ impl Reporter {
     }
 }
 
-/// The lines `--dry-run` adds after its table for the loop's shape and lock, if any.
+/// The lines `--dry-run` adds after its table for the loop's `shape` and `lock` (the lock
+/// file and how long to wait for it), if any; `first_delay` is the policy's first delay
+/// before jitter (its base), the wait between the successes of a streak.
 ///
 /// # Errors
 /// Write errors from `out`.
-pub fn dry_run_loop<W: Write>(out: &mut W, config: &Config) -> io::Result<()> {
-    match config.shape {
+pub fn dry_run_loop<W: Write>(
+    out: &mut W,
+    shape: Shape,
+    first_delay: Duration,
+    lock: Option<(&Path, Duration)>,
+) -> io::Result<()> {
+    match shape {
         Shape::Streak(n) => writeln!(
             out,
             "successes: {n} in a row, each {} after the last (the first delay, without \
              jitter); the retries above follow failures",
-            format_human(config.policy.base())
+            format_human(first_delay)
         )?,
         Shape::UntilFail => writeln!(
             out,
@@ -281,8 +290,8 @@ pub fn dry_run_loop<W: Write>(out: &mut W, config: &Config) -> io::Result<()> {
         )?,
         Shape::Plain => {}
     }
-    if let Some(LockSettings { path, wait }) = &config.lock {
-        let waiting = match *wait {
+    if let Some((path, wait)) = lock {
+        let waiting = match wait {
             Duration::ZERO => "not waiting if another run holds it".to_string(),
             w => format!("waiting up to {} if another run holds it", wait_text(w)),
         };

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Reporter, emit_json, micros, write_line};
+use super::reporter::{Reporter, micros};
 use crate::budget::{
     Admission, AfterAttempt, Begin, BreakerState, BudgetKey, BudgetPolicy, RunEnd, StoreLocation,
     from_epoch_ms,
@@ -219,14 +219,14 @@ impl Reporter {
 
     /// A warning: `retry: warning: ...`, even with `--quiet` (a JSON `warning` event).
     pub fn warning(&self, message: &str) {
-        match self.format {
-            LogFormat::Json => emit_json(
+        match self.writer.format() {
+            LogFormat::Json => self.writer.event(
                 "warning",
                 self.start.elapsed(),
                 self.run_id.as_deref(),
                 json!({ "message": message }),
             ),
-            LogFormat::Text => write_line(&format!("retry: warning: {message}")),
+            LogFormat::Text => self.writer.line(&format!("retry: warning: {message}")),
         }
     }
 }

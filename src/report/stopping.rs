@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use crate::config::Config;
 use crate::duration::{format_human, format_human_nonzero};
 use crate::stop_signal::StopSignal;
 
-/// The settings that stop an attempt.
+/// The settings that stop an attempt (filled from a run's settings by `StopPlan::of`, in
+/// `crate::config`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StopPlan {
     /// `--timeout` (`None`: no limit).
@@ -25,18 +25,6 @@ pub struct StopPlan {
 }
 
 impl StopPlan {
-    /// The plan of a run's `config`.
-    pub fn of(config: &Config) -> StopPlan {
-        StopPlan {
-            timeout: config.timeout,
-            idle: config.pipeline.idle_timeout,
-            deadline: config.deadline,
-            signal: config.stop_signal,
-            kill_after: config.kill_after,
-            preserve: config.preserve_status,
-        }
-    }
-
     /// What is sent, in order, as `--verbose` says it: `SIGTERM, then KILL 10s later`,
     /// `SIGINT, then no KILL`, `no signal, then KILL 1s later`, `SIGKILL`.
     pub fn escalation(&self) -> String {

@@ -45,7 +45,7 @@ impl Supervisor<'_> {
     pub(super) fn run_attempt(&self, attempt: u64, last: bool) -> Result<AttemptEnd, Exit> {
         // Nothing of retry's is left drawn in place when the attempt may write; its CI fold
         // opens before anything is said of it.
-        crate::report::settle();
+        self.reporter.writer().settle();
         self.emit(&Event::AttemptStart { attempt, last });
         // A stop signal that arrived before the attempt (during the splay, a wait on the
         // budget store, a slow write, the fold's own) ends the run here: no attempt starts

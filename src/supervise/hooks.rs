@@ -58,7 +58,7 @@ impl Supervisor<'_> {
         let mut env = env.to_vec();
         env.extend(handed_on.iter().map(|(k, v)| (k.as_str(), v.clone())));
         // A countdown on the terminal is finalised before the hook may write there.
-        crate::report::settle();
+        self.reporter.writer().settle();
         // With --chronic the hook's output is held with the rest (a capture that cannot be
         // set up leaves it on retry's stderr, as without --chronic).
         let capture = match self.io.map(RunIo::capture).transpose() {

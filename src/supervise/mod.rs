@@ -32,7 +32,7 @@ use crate::config::Config;
 use crate::observe::{End, Event, Observers, RunResult, Running};
 use crate::pipeline::{RunIo, Tasks};
 use crate::process::{self, Ended, Outcome};
-use crate::report::Reporter;
+use crate::report::{Reporter, Writer};
 use crate::signals::Events;
 use crate::status::Exit;
 use attempt::AttemptEnd;
@@ -58,11 +58,9 @@ pub type Listen = for<'a> fn(&'a Config, &Listening<'a>) -> Observers<'a>;
 /// end once they have all finished.
 pub fn run(config: &Config, listen: Listen) -> Exit {
     let start = Instant::now();
-    crate::report::set_color(config.color);
     let run_id = run_env::new_run_id();
     let reporter = Reporter::new(
-        config.verbosity,
-        config.log_format,
+        Writer::new(config.color, config.verbosity, config.log_format),
         &config.command,
         config.max_attempts(),
         start,
@@ -95,14 +93,14 @@ pub fn run(config: &Config, listen: Listen) -> Exit {
     let observers = listen(config, &listening);
     // --chronic: retry's own lines are held with the attempts' output from here on.
     if let Some(held) = io.as_ref().and_then(RunIo::held) {
-        crate::report::hold_from_now(held.clone());
+        reporter.writer().hold_from_now(held.clone());
     }
     process::become_subreaper();
     let env_file = env_file::open(&run_id, &reporter);
     let deadline = config.deadline.and_then(|d| start.checked_add(d));
     // retry's own lines and files wait for a reader at most until the deadline (and never past
     // a stop signal).
-    crate::outlet::set_patience(deadline);
+    reporter.writer().set_patience(deadline);
     let seed = config.seed.unwrap_or_else(crate::entropy::seed);
     reporter.start(
         &config.policy,

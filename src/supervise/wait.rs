@@ -12,17 +12,18 @@ impl Supervisor<'_> {
     /// with `Err(signal)`; USR1, USR2 and the real-time signals have no attempt to go to and
     /// are dropped.
     /// On a terminal the wait also redraws the countdown once a second
-    /// ([`crate::report::countdown_tick`]); it is finalised when the wait ends, however it ends.
+    /// ([`crate::report::Writer::countdown_tick`]); it is finalised when the wait ends, however
+    /// it ends.
     pub(super) fn wait(&self, wake: Option<Instant>) -> Result<(), i32> {
         let ended = self.wait_counting_down(wake);
-        crate::report::settle();
+        self.reporter.writer().settle();
         ended
     }
 
     fn wait_counting_down(&self, wake: Option<Instant>) -> Result<(), i32> {
         loop {
             // Off a terminal there is no countdown: one wait for the whole delay.
-            let tick = crate::report::countdown_next_tick();
+            let tick = self.reporter.writer().countdown_next_tick();
             let until = match (wake, tick) {
                 (Some(wake), Some(tick)) => Some(wake.min(tick)),
                 (wake, _) => wake,
@@ -30,7 +31,7 @@ impl Supervisor<'_> {
             // A delay of 0 is 0, but a signal already queued still counts.
             let Some(event) = self.events.wait(until) else {
                 if until != wake {
-                    crate::report::countdown_tick();
+                    self.reporter.writer().countdown_tick();
                     continue;
                 }
                 return Ok(());

@@ -89,6 +89,31 @@ fn giving_up_signals_and_timeouts_are_events() {
 }
 
 #[test]
+fn every_jitter_is_named_as_given() {
+    // retry names the modes itself (the backoff crate's have no names): each as --jitter
+    // takes it, in the start event and in --verbose's start line.
+    for mode in [
+        "none",
+        "full",
+        "equal",
+        "decorrelated",
+        "additive",
+        "proportional",
+    ] {
+        let (code, ev) = events(&["-j", mode, "--", "true"]);
+        assert_eq!(code, Some(0));
+        assert_eq!(ev[0]["event"], "start");
+        assert_eq!(ev[0]["jitter"], mode);
+        let out = retry()
+            .args(["--verbose", "-j", mode, "--", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(&format!("retry: jitter {mode}, ")), "{err}");
+    }
+}
+
+#[test]
 fn arguments_appear_only_with_verbose() {
     let (_, ev) = events(&["-n", "0", "--", "sh", "-c", "exit 1 # token-123"]);
     assert!(!ev.iter().any(|e| e.to_string().contains("token-123")));

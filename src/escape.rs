@@ -1,6 +1,8 @@
 //! Text that retry prints but did not write itself (program names, arguments, paths, output
 //! lines), made safe to show: nothing in it can forge a `retry:` line, drive the terminal or
-//! reorder what it shows.
+//! reorder what it shows. A leaf, below everything that shows such text: retry's own words
+//! ([`crate::report`], which re-exports [`escape`]), the command line's errors, the step
+//! summary, the spool's errors.
 
 /// Whether `c` must not appear raw in a message: control characters (a newline would start a
 /// forged `retry:` line, an escape sequence would drive the terminal), the line and paragraph
@@ -36,7 +38,7 @@ pub fn escape(text: &str) -> String {
 /// Quotes an argument for display when it holds characters a shell would treat specially:
 /// `'...'`, or, when it holds characters of [`hidden`], `$'...'` with those escaped (the ANSI-C
 /// quoting of bash, zsh and ksh), so the line can still be pasted into a shell.
-pub(super) fn quote(arg: &str) -> String {
+pub(crate) fn quote(arg: &str) -> String {
     let plain = !arg.is_empty()
         && arg
             .bytes()

@@ -1,0 +1,322 @@
+//! What retry says of the run as it goes: its start (the policy and limits), each attempt's
+//! start and end, a failure and the wait after it (with the countdown on a terminal), a reset,
+//! the end (success, giving up, stopped by a signal) and the hooks.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::lines::{one_line, without_os_error};
+use super::reporter::{Reporter, micros};
+use super::stopping::StopPlan;
+use super::words::describe;
+use super::{colour, live, loops};
+use crate::backoff::{Jitter, Policy};
+use crate::codes::signal_name;
+use crate::duration::format_human;
+use crate::escape::escape;
+use crate::hints::HintSource;
+use crate::observe::HookEnd;
+use crate::process::{Outcome, StopReason};
+
+/// The wait before the next attempt, for [`Reporter::failed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// How long.
+    pub delay: Duration,
+    /// The server's hint that set it, when one did (it was longer than the backoff delay).
+    pub hint: Option<HintSource>,
+}
+
+impl Reporter {
+    /// The run starts: the policy in effect, the limits (`deadline`, `timeout`: `None` when
+    /// not set) and the seed (a text line only with `--verbose`).
+    pub fn start(
+        &self,
+        policy: &Policy,
+        deadline: Option<Duration>,
+        timeout: Option<Duration>,
+        seed: u64,
+        stop: &StopPlan,
+    ) {
+        let max_retries = self.max_attempts.get().map(|m| m.saturating_sub(1));
+        if self.verbose() {
+            let or_none = |d: Option<Duration>| d.map_or("none".to_string(), format_human);
+            self.say(format_args!(
+                "jitter {}, {}, retries {}, deadline {}, timeout {}, seed {seed}, stop {}{}",
+                jitter_name(policy.jitter()),
+                loops::curve_text(policy),
+                max_retries.map_or("unlimited".to_string(), |n| n.to_string()),
+                or_none(deadline),
+                or_none(timeout),
+                stop.escalation(),
+                if stop.preserve {
+                    ", preserve status"
+                } else {
+                    ""
+                },
+            ));
+        }
+        if !self.emits("start") {
+            return;
+        }
+        let mut fields = json!({
+            "program": self.program_raw,
+            "max_attempts": self.max_attempts.get(),
+            "max_retries": max_retries,
+            "jitter": jitter_name(policy.jitter()),
+            "base": micros(policy.base()),
+            "multiplier": policy.multiplier(),
+            "cap": micros(policy.cap()),
+            "deadline": deadline.map(micros),
+            "timeout": timeout.map(micros),
+            "seed": seed.to_string(),
+            "signal": stop.signal.to_string(),
+            "kill_after": micros(stop.kill_after),
+            "preserve_status": stop.preserve,
+        });
+        if let (Value::Object(map), Value::Object(more)) = (
+            &mut fields,
+            loops::start_fields(policy, self.shape, self.lock.as_deref()),
+        ) {
+            map.extend(more);
+        }
+        self.emit("start", fields);
+    }
+
+    /// An attempt starts (a text line only with `--verbose`, which also shows the arguments).
+    pub fn attempt_start(&self, attempt: u64) {
+        if self.verbose() {
+            self.say(format_args!(
+                "{}: running {}",
+                self.attempt_label(attempt),
+                self.command_line
+            ));
+        }
+        if !self.emits("attempt_start") {
+            return;
+        }
+        let mut fields = json!({ "attempt": attempt, "max_attempts": self.max_attempts.get() });
+        if self.verbose() {
+            fields["command"] = self.command_line.clone().into();
+        }
+        self.emit("attempt_start", fields);
+    }
+
+    /// An attempt ended (a JSON event; text reports only failures, in [`Reporter::failed`]).
+    pub fn attempt_end(&self, attempt: u64, outcome: &Outcome, ran: Duration, output_failed: bool) {
+        if !self.emits("attempt_end") {
+            return;
+        }
+        let mut fields = json!({
+            "attempt": attempt,
+            "status": outcome.status(),
+            "duration": (ran.as_secs_f64() * 1000.0).round() / 1000.0,
+            "output_failed": output_failed,
+        });
+        match outcome {
+            Outcome::Exited(_) => fields["outcome"] = "exited".into(),
+            Outcome::Signaled(n) => {
+                fields["outcome"] = "signaled".into();
+                fields["signal"] = signal_name(*n).into();
+            }
+            Outcome::Stopped { reason, killed, .. } => {
+                fields["outcome"] = match reason {
+                    StopReason::Timeout => "timed_out",
+                    StopReason::Deadline => "deadline",
+                    StopReason::Idle(_) => "idle",
+                }
+                .into();
+                fields["killed"] = (*killed).into();
+            }
+            Outcome::LaunchFailed { .. } => fields["outcome"] = "launch_failed".into(),
+        }
+        self.emit("attempt_end", fields);
+    }
+
+    /// A failed attempt: how it ended, and the wait before the next one if there is one
+    /// (JSON: a `wait` event, whose `hint` names the server's hint that set the delay, or is
+    /// null). `output_failed`: it exited 0 but its output matched `--retry-if-output`.
+    pub fn failed(
+        &self,
+        attempt: u64,
+        outcome: &Outcome,
+        ran: Duration,
+        next: Option<Wait>,
+        output_failed: bool,
+    ) {
+        let mut how = describe(&self.program, outcome);
+        if output_failed {
+            how.push_str(" but its output matched --retry-if-output");
+        }
+        let took = if self.verbose() {
+            format!(" after {}", format_human(ran))
+        } else {
+            String::new()
+        };
+        match next {
+            Some(Wait { delay, hint }) => {
+                self.waiting(
+                    &format!("retry: {}: {how}{took}", self.attempt_label(attempt)),
+                    delay,
+                    hint,
+                );
+                self.emit(
+                    "wait",
+                    json!({
+                        "attempt": attempt,
+                        "delay": micros(delay),
+                        "hint": hint.map(|h| h.to_string()),
+                    }),
+                );
+            }
+            None => self.say(format_args!("{}: {how}{took}", self.attempt_label(attempt))),
+        }
+    }
+
+    /// The line of a failed attempt followed by a wait of `delay` (`head; retrying in DELAY
+    /// (HINT)`): on a terminal the start of a countdown ([`live`]), elsewhere the line.
+    fn waiting(&self, head: &str, delay: Duration, hint: Option<HintSource>) {
+        if !self.speaks() {
+            return;
+        }
+        let shown = format_human(delay);
+        let hint = hint.map(|h| h.to_string());
+        let plain = anstyle::Style::new();
+        let middle = format!("; retrying in {shown}");
+        let mut spans = vec![(plain, head), (plain, middle.as_str())];
+        if let Some(name) = &hint {
+            spans.extend([(plain, " ("), (colour::HINT, name.as_str()), (plain, ")")]);
+        }
+        let normal = self.writer.line_bytes(&spans);
+        let wake = Instant::now().checked_add(delay);
+        match wake {
+            Some(wake) if delay >= live::SHORTEST && self.writer.counts_down() => {
+                // The frames' tail: what follows the delay, as the line has it.
+                let tail_spans = &spans[2..];
+                let tail = self.writer.line_bytes(tail_spans);
+                let tail = tail.strip_suffix(b"\n").unwrap_or(&tail).to_vec();
+                let width = hint.as_ref().map_or(0, |h| live::columns(h) + 3);
+                let head = escape(&without_os_error(&one_line(head)));
+                self.writer
+                    .count_down(normal, head, (tail, width), wake, &shown);
+            }
+            _ => self.writer.put(&normal),
+        }
+    }
+
+    /// Attempt `attempt` ran for `ran`, at least `reset_after`, before it failed: the schedule
+    /// starts afresh (JSON: a `reset` event).
+    pub fn reset(&self, attempt: u64, ran: Duration, reset_after: Duration) {
+        self.say(format_args!(
+            "attempt {attempt} ran for {}, at least --reset-after ({}): the backoff and the \
+             retry count start afresh",
+            format_human(ran),
+            format_human(reset_after)
+        ));
+        self.emit(
+            "reset",
+            json!({ "attempt": attempt, "duration": (ran.as_secs_f64() * 1000.0).round() / 1000.0 }),
+        );
+    }
+
+    /// The closing line of a run giving up after `attempts` because `why`, with the time the
+    /// run took (`gave up after 6 attempts in 1m 3s: no retries left`), without `retry: `.
+    pub fn gave_up_line(&self, attempts: u64, why: &str) -> String {
+        let s = if attempts == 1 { "" } else { "s" };
+        format!(
+            "gave up after {attempts} attempt{s} in {}: {why}",
+            format_human(self.start.elapsed())
+        )
+    }
+
+    /// Giving up after `attempts`, with `status`, and why: says `line`
+    /// ([`Reporter::gave_up_line`]); a JSON event.
+    pub fn giving_up(&self, attempts: u64, why: &str, status: u8, line: &str) {
+        // Under --chronic, after all the held output, whatever --max-output dropped.
+        self.writer.closing(|| {
+            self.say_in(colour::GAVE_UP, line);
+            self.emit(
+                "give_up",
+                json!({ "attempts": attempts, "reason": why, "status": status }),
+            );
+        });
+    }
+
+    /// The closing line of a success on attempt `attempts` (`succeeded on attempt 3 of 6
+    /// after 12.4s`, the time the run took), without `retry: `.
+    pub fn success_line(&self, attempts: u64) -> String {
+        let label = match self.max_attempts.get() {
+            Some(m) => format!("attempt {attempts} of {m}"),
+            None => format!("attempt {attempts}"),
+        };
+        format!(
+            "succeeded on {label} after {}",
+            format_human(self.start.elapsed())
+        )
+    }
+
+    /// Success on attempt `attempts`: says `line` ([`Reporter::success_line`]) when the run
+    /// needed more than one attempt, or with `--verbose`; a JSON event.
+    pub fn success(&self, attempts: u64, line: &str) {
+        if attempts > 1 {
+            self.say_in(colour::SUCCEEDED, line);
+        } else if self.verbose() {
+            self.say_in(anstyle::Style::new(), line);
+        }
+        self.emit("success", json!({ "attempts": attempts, "status": 0 }));
+    }
+
+    /// retry was told to stop by `signal` (during an attempt, a wait or a hook).
+    pub fn interrupted(&self, signal: i32) {
+        self.writer.closing(|| {
+            self.say(format_args!(
+                "stopped by {}: not retrying",
+                signal_name(signal)
+            ));
+            self.emit("interrupted", json!({ "signal": signal_name(signal) }));
+        });
+    }
+
+    /// A hook (`on_retry` or `on_give_up`) ended: failures are reported, successes only with
+    /// `--verbose` (always as a JSON event).
+    pub fn hook(&self, name: &str, end: &HookEnd) {
+        match end {
+            HookEnd::Status(0) if self.verbose() => {
+                self.say(format_args!("--{} hook succeeded", name.replace('_', "-")));
+            }
+            HookEnd::Status(0) => {}
+            HookEnd::Status(s) => {
+                self.say(format_args!(
+                    "--{} hook exited with status {s}",
+                    name.replace('_', "-")
+                ));
+            }
+            HookEnd::Failed(e) => {
+                self.say(format_args!(
+                    "--{} hook could not run: {e}",
+                    name.replace('_', "-")
+                ));
+            }
+        }
+        let fields = match end {
+            HookEnd::Status(s) => json!({ "hook": name, "status": s }),
+            HookEnd::Failed(e) => json!({ "hook": name, "error": e }),
+        };
+        self.emit("hook", fields);
+    }
+}
+
+/// The name `--jitter` takes for `jitter` (the crate's modes have none: clap derives the names
+/// from `--jitter`'s values in `crate::cli`, and the integration tests check that each is
+/// named back as it was given).
+fn jitter_name(jitter: Jitter) -> &'static str {
+    match jitter {
+        Jitter::None => "none",
+        Jitter::Full => "full",
+        Jitter::Equal => "equal",
+        Jitter::Decorrelated => "decorrelated",
+        Jitter::Additive => "additive",
+        Jitter::Proportional => "proportional",
+    }
+}
