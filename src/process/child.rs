@@ -117,7 +117,7 @@ impl Prepared {
         // signalfd; exec would reset them anyway, but a signal arriving between the unmasking
         // and exec must not run retry's handler in the child), then SIGPIPE and SIGCHLD as
         // they were at start, which overrides a handler for SIGCHLD.
-        let dispositions = crate::signals::caught()
+        let dispositions = super::dispositions::caught()
             .into_iter()
             .map(|s| (s, libc::SIG_DFL))
             .chain(super::dispositions::for_children())
@@ -321,17 +321,13 @@ pub(super) fn errno() -> c_int {
         .unwrap_or(libc::EINVAL)
 }
 
-/// Variables of retry's own environment that never pass to a child: `RETRY_ENV_FILE` names
-/// an outer run's private file, and each run offers its own (in `extra`) or none.
-const NOT_INHERITED: [&str; 1] = [crate::env_file::VARIABLE];
-
-/// Builds the child's whole environment: retry's own (less [`NOT_INHERITED`]), with `extra`
-/// set on top.
-pub fn environment(extra: &[(&str, String)]) -> Vec<(OsString, OsString)> {
+/// Builds the child's whole environment: retry's own less the variables named in `withheld`,
+/// with `extra` set on top.
+pub fn environment(extra: &[(&str, String)], withheld: &[&str]) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| {
             !extra.iter().any(|(e, _)| OsStr::new(e) == k)
-                && !NOT_INHERITED.iter().any(|n| OsStr::new(n) == k)
+                && !withheld.iter().any(|n| OsStr::new(n) == k)
         })
         .collect();
     env.extend(extra.iter().map(|(k, v)| {

@@ -99,7 +99,7 @@ mod tests {
 
     fn run(argv: &[&str]) -> io::Result<i32> {
         let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
-        let plan = Prepared::new(&argv, &environment(&[]), false, [Stdio::Inherit; 3])?;
+        let plan = Prepared::new(&argv, &environment(&[], &[]), false, [Stdio::Inherit; 3])?;
         let pid = spawn(&plan).map_err(io::Error::from)?;
         let mut status = 0;
         // SAFETY: waitpid on the child just started, with a valid pointer.

@@ -36,8 +36,10 @@ pub struct Spawned {
     pub stderr: Option<ChildStderr>,
 }
 
-/// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`; stdin, stdout and
-/// stderr are inherited except those `piped` asks for. The program is executed directly, never
+/// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`, in retry's own
+/// environment less the variables named in `withheld` (the caller's: `RETRY_ENV_FILE`, which
+/// names an outer run's private file); stdin, stdout and stderr are inherited except those
+/// `piped` asks for. The program is executed directly, never
 /// through a shell (a script without `#!` runs under `/bin/sh`, as `execvp` does).
 ///
 /// In the child, before exec: the signal mask is cleared, SIGPIPE and SIGCHLD get back the
@@ -55,6 +57,7 @@ pub struct Spawned {
 pub fn spawn(
     argv: &[OsString],
     env: &[(&str, String)],
+    withheld: &[&str],
     mode: GroupMode,
     piped: Piped,
 ) -> Result<Spawned, LaunchError> {
@@ -65,10 +68,11 @@ pub fn spawn(
         piped.stdout && !closed[1],
         piped.stderr && !closed[2] && !merge,
     ];
-    imp::spawn(argv, env, mode, closed, want, merge)
+    imp::spawn(argv, env, withheld, mode, closed, want, merge)
 }
 
-/// Starts a hook: `sh -c script` with extra environment `env`, in a process group of its own,
+/// Starts a hook: `sh -c script` with extra environment `env` (less `withheld`, as for
+/// [`spawn`]), in a process group of its own,
 /// stdin from /dev/null and stdout onto retry's stderr (a hook must not write into the
 /// pipeline's stdout); both closed when retry's stderr was closed at start. With `output`
 /// (`--chronic`'s capture), its stdout and stderr both go there instead.
@@ -78,10 +82,11 @@ pub fn spawn(
 pub fn spawn_hook(
     script: &str,
     env: &[(&str, String)],
+    withheld: &[&str],
     output: Option<std::os::fd::BorrowedFd<'_>>,
 ) -> io::Result<Attempt> {
     let no_stderr = super::closed_at_start(2) && output.is_none();
-    imp::spawn_hook(script, env, no_stderr, output).map_err(|e| match e {
+    imp::spawn_hook(script, env, withheld, no_stderr, output).map_err(|e| match e {
         LaunchError::Command(e) | LaunchError::Own(e) => e,
     })
 }
@@ -104,22 +109,24 @@ mod imp {
     }
 
     /// Starts the plan: with the vfork clone on Linux (native build) while it is allowed,
-    /// else (and from the first refusal on) with `fork` and `exec`.
-    fn start(plan: &Prepared) -> Result<libc::pid_t, Failed> {
+    /// else (and from the first refusal on) with `fork` and `exec`. Returns the pid and the
+    /// pidfd the clone gave (`None` after `fork`).
+    fn start(plan: &Prepared) -> Result<(libc::pid_t, Option<OwnedFd>), Failed> {
         #[cfg(linux_native)]
         if super::super::vfork::usable() {
             match super::super::vfork::spawn(plan) {
-                Ok(pid) => return Ok(pid),
+                Ok(started) => return Ok(started),
                 Err(super::super::vfork::Error::Failed(failed)) => return Err(failed),
                 Err(super::super::vfork::Error::Refused) => {}
             }
         }
-        super::super::fork::spawn(plan)
+        super::super::fork::spawn(plan).map(|pid| (pid, None))
     }
 
     pub(super) fn spawn(
         argv: &[OsString],
         env: &[(&str, String)],
+        withheld: &[&str],
         mode: GroupMode,
         closed: [bool; 3],
         want: [bool; 3],
@@ -149,15 +156,15 @@ mod imp {
         });
         let plan = Prepared::new(
             argv,
-            &child::environment(env),
+            &child::environment(env, withheld),
             mode == GroupMode::Own,
             stdio,
         )
         .map_err(LaunchError::Command)?;
-        let pid = start(&plan)?;
+        let (pid, pidfd) = start(&plan)?;
         let [stdin, stdout, stderr] = pipes.map(|p| p.map(|(_child, ours)| ours));
         Ok(Spawned {
-            attempt: Attempt::new(Pid::from_raw(pid), mode),
+            attempt: Attempt::new(Pid::from_raw(pid), mode, pidfd),
             stdin: stdin.map(Into::into),
             stdout: stdout.map(Into::into),
             stderr: stderr.map(Into::into),
@@ -167,6 +174,7 @@ mod imp {
     pub(super) fn spawn_hook(
         script: &str,
         env: &[(&str, String)],
+        withheld: &[&str],
         no_stderr: bool,
         output: Option<BorrowedFd<'_>>,
     ) -> Result<Attempt, LaunchError> {
@@ -185,9 +193,9 @@ mod imp {
             ],
         };
         let argv = ["sh", "-c", script].map(OsString::from);
-        let plan = Prepared::new(&argv, &child::environment(env), true, stdio)
+        let plan = Prepared::new(&argv, &child::environment(env, withheld), true, stdio)
             .map_err(LaunchError::Command)?;
-        let pid = start(&plan)?;
-        Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own))
+        let (pid, pidfd) = start(&plan)?;
+        Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own, pidfd))
     }
 }

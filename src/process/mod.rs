@@ -50,13 +50,6 @@ compile_error!("retry supervises processes with Unix signals and process groups:
 
 use crate::status::{self, CANNOT_EXECUTE, KILLED, NOT_FOUND, TIMED_OUT};
 
-/// The pidfd that the vfork clone gave for child `pid` (Linux 5.2, native build), for the
-/// event loop to watch instead of opening one; `None` when there is none (then it opens one).
-#[cfg(linux_native)]
-pub fn take_pidfd(pid: i32) -> Option<std::os::fd::OwnedFd> {
-    vfork::take_pidfd(pid)
-}
-
 /// A pipe (read end, write end), both ends close-on-exec.
 ///
 /// # Errors

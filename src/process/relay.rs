@@ -105,7 +105,7 @@ pub fn start(stdout: Option<Relayed<'_>>, stderr: Option<Relayed<'_>>) -> io::Re
         (e, text.into_bytes())
     })
     .collect();
-    let mut defaults = crate::signals::caught();
+    let mut defaults = super::dispositions::caught();
     defaults.push(libc::SIGCHLD);
     let plan = Plan {
         sources,

@@ -11,8 +11,9 @@
 //! table (Linux), with retry a child subreaper, so processes that left the group (`setsid`,
 //! `set -m`) are stopped too.
 
+use std::cell::RefCell;
 use std::fs::OpenOptions;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
 use nix::errno::Errno;
@@ -53,11 +54,15 @@ pub fn become_subreaper() {
     super::os::become_reaper();
 }
 
-/// A running attempt: its pid, valid until [`Attempt::try_reap`] returns its status.
+/// A running attempt: its pid, valid until [`Attempt::try_reap`] returns its status, and the
+/// pidfd its start gave, if any, until the event loop takes it ([`Attempt::take_pidfd`]).
 #[derive(Debug)]
 pub struct Attempt {
     pid: Pid,
     mode: GroupMode,
+    /// The pidfd of the vfork clone (`CLONE_PIDFD`, Linux 5.2, native build); `None` once
+    /// taken, after a start with `fork`, and on other systems.
+    pidfd: RefCell<Option<OwnedFd>>,
 }
 
 /// How a reaped attempt ended.
@@ -70,14 +75,26 @@ pub enum Ended {
 }
 
 impl Attempt {
-    /// The attempt (or hook) with process id `pid`, started in `mode`.
-    pub(super) fn new(pid: Pid, mode: GroupMode) -> Attempt {
-        Attempt { pid, mode }
+    /// The attempt (or hook) with process id `pid`, started in `mode`, with the pidfd its
+    /// start gave (`None`: none).
+    pub(super) fn new(pid: Pid, mode: GroupMode, pidfd: Option<OwnedFd>) -> Attempt {
+        Attempt {
+            pid,
+            mode,
+            pidfd: RefCell::new(pidfd),
+        }
     }
 
     /// Its process id (valid until reaped).
     pub fn pid(&self) -> i32 {
         self.pid.as_raw()
+    }
+
+    /// The pidfd its start gave (the vfork clone's `CLONE_PIDFD`: Linux, native build), handed
+    /// over once, for the event loop to watch the attempt's end through instead of opening one;
+    /// `None` after that, when it was started with `fork`, and on other systems.
+    pub fn take_pidfd(&self) -> Option<OwnedFd> {
+        self.pidfd.take()
     }
 
     /// Passes `signal` on to the attempt: its process group in [`GroupMode::Own`], the child
@@ -198,16 +215,6 @@ pub fn stdout_reader_gone() -> bool {
         && fds[0]
             .revents()
             .is_some_and(|r| r.contains(PollFlags::POLLERR))
-}
-
-/// Whether `signal` was ignored (SIG_IGN) when asked.
-pub fn is_ignored(signal: i32) -> bool {
-    // SAFETY: sigaction with a null new action only reads the current one into `old`.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN
-    }
 }
 
 /// Ends retry by `signal`, so its parent sees the same death as the attempt's: core dumps are

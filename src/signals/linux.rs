@@ -20,6 +20,7 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::time::TimeSpec;
 
 use super::{Event, Ready};
+use crate::process::Attempt;
 
 /// The signalfd, and the pidfd of the child being watched.
 #[derive(Debug)]
@@ -57,13 +58,18 @@ impl Events {
         })
     }
 
-    /// Watches child `pid` (the running attempt or hook) through a pidfd, so its end wakes the
+    /// Watches `child` (the running attempt or hook) through a pidfd, so its end wakes the
     /// wait even if SIGCHLD was coalesced with another: the one its clone gave
-    /// (`CLONE_PIDFD`, Linux 5.2), else one from `pidfd_open` (Linux 5.3). Without either (an
-    /// older kernel, a seccomp filter that refuses them) SIGCHLD alone does it, which the
-    /// signalfd always reads.
-    pub fn watch_child(&self, pid: i32) {
-        *self.child.borrow_mut() = crate::process::take_pidfd(pid).or_else(|| pidfd(pid));
+    /// (`CLONE_PIDFD`, Linux 5.2), which it hands over, else one from `pidfd_open` (Linux 5.3).
+    /// Without either (an older kernel, a seccomp filter that refuses them) SIGCHLD alone does
+    /// it, which the signalfd always reads.
+    pub fn watch_child(&self, child: &Attempt) {
+        self.watch(child.pid(), child.take_pidfd());
+    }
+
+    /// Watches child `pid` through `given`, its pidfd, else one opened for it.
+    fn watch(&self, pid: i32, given: Option<OwnedFd>) {
+        *self.child.borrow_mut() = given.or_else(|| pidfd(pid));
     }
 
     /// Stops watching: call once the child is reaped (its pidfd stays readable).
@@ -261,7 +267,7 @@ mod tests {
         std::thread::spawn(|| {
             let events = Events::listen().unwrap();
             let mut child = std::process::Command::new("true").spawn().unwrap();
-            events.watch_child(i32::try_from(child.id()).unwrap());
+            events.watch(i32::try_from(child.id()).unwrap(), None);
             let limit = Instant::now() + Duration::from_secs(60);
             while events.wait(Some(limit)) != Some(Event::Child) {
                 assert!(Instant::now() < limit, "no child event");

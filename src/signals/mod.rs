@@ -81,15 +81,6 @@ pub fn stop_arrived() -> bool {
     return portable::stop_arrived();
 }
 
-/// The signals for which retry has installed a handler of its own (none on Linux's native
-/// path, which reads them from a signalfd): a child sets them back to the default before exec.
-pub fn caught() -> Vec<i32> {
-    #[cfg(linux_native)]
-    return Vec::new();
-    #[cfg(not(linux_native))]
-    return portable::caught();
-}
-
 /// Whether a signal whose `si_code` is `code` was sent by the kernel (a terminal's Ctrl-C,
 /// Ctrl-\ or hangup) rather than by a process (`kill`, `sigqueue`): Linux and FreeBSD say
 /// `SI_KERNEL`; on macOS, whose terminal signals carry no code of their own, whatever is not
@@ -120,7 +111,7 @@ pub fn wait_ready(
 
 /// Sets SIGCHLD back to its default action if it was ignored (see the module documentation).
 fn reap_own_children() {
-    if crate::process::is_ignored(libc::SIGCHLD) {
+    if crate::process::dispositions::is_ignored(libc::SIGCHLD) {
         // SAFETY: SIG_DFL installs no handler; called from `listen`, before other threads.
         unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
     }
@@ -220,7 +211,7 @@ fn wanted() -> Vec<i32> {
         .copied()
         .chain([libc::SIGUSR1, libc::SIGUSR2])
         .chain(realtime)
-        .filter(|&s| !crate::process::is_ignored(s))
+        .filter(|&s| !crate::process::dispositions::is_ignored(s))
         .collect();
     wanted.push(libc::SIGCHLD);
     wanted

@@ -12,7 +12,7 @@
 //!
 //! Handlers are installed with `SA_RESTART`, so the pipeline's threads see no `EINTR` from a
 //! signal that lands on them; every signal is blocked while one runs. A child has them reset
-//! to the default before its mask is cleared ([`caught`], `process/child.rs`).
+//! to the default before its mask is cleared (`process::dispositions::caught`, `process/child.rs`).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -20,7 +20,7 @@ use std::ffi::{c_int, c_void};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Instant;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -28,6 +28,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::waiter::{Waiter, Woke};
 use super::{Event, Ready};
+use crate::process::Attempt;
 
 /// The event pipe: (read end, write end), both non-blocking and close-on-exec.
 static EVENT_PIPE: OnceLock<(OwnedFd, OwnedFd)> = OnceLock::new();
@@ -38,9 +39,6 @@ static EVENT_WRITE: AtomicI32 = AtomicI32::new(-1);
 static STOP_WRITE: AtomicI32 = AtomicI32::new(-1);
 /// A stop signal has arrived (it ends the run: the flag is never cleared).
 static STOPPED: AtomicBool = AtomicBool::new(false);
-/// Bit `n % 64` of word `n / 64` set: retry's handler is installed for signal `n` (up to 127:
-/// FreeBSD's real-time signals reach 126).
-static CAUGHT: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 /// The event loop's side: the pipe's read end and the waiter.
 #[derive(Debug)]
@@ -77,10 +75,10 @@ impl Events {
         })
     }
 
-    /// Watches child `pid` (the running attempt or hook) for its end, where the waiter can
+    /// Watches `child` (the running attempt or hook) for its end, where the waiter can
     /// (kqueue); SIGCHLD tells it everywhere.
-    pub fn watch_child(&self, pid: i32) {
-        self.waiter.watch_child(pid);
+    pub fn watch_child(&self, child: &Attempt) {
+        self.waiter.watch_child(child.pid());
     }
 
     /// Stops watching: call once the child is reaped.
@@ -138,15 +136,6 @@ fn drain(read: BorrowedFd<'_>, queued: &mut VecDeque<Event>) {
     }
 }
 
-/// The signals retry's handler is installed for (empty before [`Events::listen`]).
-pub(super) fn caught() -> Vec<i32> {
-    (1..128)
-        .filter(|&n: &c_int| {
-            CAUGHT[(n / 64) as usize].load(Ordering::Relaxed) & (1 << (n % 64)) != 0
-        })
-        .collect()
-}
-
 /// Makes a pipe once per process, non-blocking and close-on-exec at both ends.
 fn pipe_once(
     cell: &'static OnceLock<(OwnedFd, OwnedFd)>,
@@ -161,7 +150,8 @@ fn pipe_once(
     Ok(cell.get_or_init(|| (read, write)))
 }
 
-/// Installs retry's handler for `signal`, with every signal blocked while it runs.
+/// Installs retry's handler for `signal`, with every signal blocked while it runs, and notes
+/// it for the children (`process::dispositions`, which sets it back to the default in them).
 fn install(signal: c_int) -> io::Result<()> {
     // SAFETY: sigaction_t is plain data; zeroed then filled; `on_signal` has the SA_SIGINFO
     // signature and is async-signal-safe.
@@ -174,14 +164,7 @@ fn install(signal: c_int) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
     }
-    let Some(word) = usize::try_from(signal / 64)
-        .ok()
-        .and_then(|w| CAUGHT.get(w))
-    else {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
-    };
-    word.fetch_or(1 << (signal % 64), Ordering::Relaxed);
-    Ok(())
+    crate::process::dispositions::note_caught(signal)
 }
 
 /// The handler: a record into the event pipe; for a stop signal, the flag and a byte into the

@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::stop::{Step, Stopping};
 use super::{Exit, Supervisor};
 use crate::duration::seconds_value;
+use crate::env_file::VARIABLE;
 use crate::pipeline::{AttemptIo, RunIo};
 use crate::process::{self, Ended};
 use crate::report::HookEnd;
@@ -74,7 +75,7 @@ impl Supervisor<'_> {
             }
         };
         let output = capture.as_ref().map(|(write, _)| write.as_fd());
-        let spawned = process::spawn_hook(script, &env, output);
+        let spawned = process::spawn_hook(script, &env, &[VARIABLE], output);
         // The hook holds the pipe's write end now: the capture ends when every writer closed it.
         let capture = capture.map(|(_, io)| io);
         let hook = match spawned {
@@ -86,7 +87,7 @@ impl Supervisor<'_> {
                 return Ok(end);
             }
         };
-        self.events.watch_child(hook.pid());
+        self.events.watch_child(&hook);
         let grace = self.config.kill_after;
         let mut stop = Stopping::new(limit, self.config.stop_signal.number());
         let mut stopped = false;

@@ -25,6 +25,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use crate::codes::Verdict;
 use crate::config::Config;
+use crate::env_file::VARIABLE;
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, LaunchError, Outcome, StopReason};
 use crate::report::{HookEnd, Reporter};
@@ -460,7 +461,7 @@ impl Supervisor<'_> {
         let piped = self.io.as_ref().map(RunIo::piped).unwrap_or_default();
         // Decided for each attempt: `retry ... &` then `fg` puts retry in the foreground.
         let mode = GroupMode::detect();
-        let spawned = match process::spawn(&self.config.command, &env, mode, piped) {
+        let spawned = match process::spawn(&self.config.command, &env, &[VARIABLE], mode, piped) {
             Ok(spawned) => spawned,
             Err(LaunchError::Own(e)) => {
                 self.reporter
@@ -478,7 +479,7 @@ impl Supervisor<'_> {
             }
         };
         let child = spawned.attempt;
-        self.events.watch_child(child.pid());
+        self.events.watch_child(&child);
         self.telemetry_attempt_pid(child.pid());
         let attempt_io = match self
             .io
