@@ -18,6 +18,11 @@ use std::os::fd::RawFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::ptr;
 
+use nix::errno::Errno;
+use nix::sys::signal::{SigSet, SigmaskHow};
+use nix::sys::wait::waitpid;
+use nix::unistd::Pid;
+
 /// How the child's descriptor 0, 1 or 2 is set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stdio {
@@ -132,8 +137,7 @@ impl Prepared {
             envp_ptrs,
             own_group,
             stdio,
-            // SAFETY: getpid has no preconditions.
-            parent: unsafe { libc::getpid() },
+            parent: nix::unistd::getpid().as_raw(),
             dispositions,
         })
     }
@@ -341,36 +345,23 @@ pub fn environment(extra: &[(&str, String)], withheld: &[&str]) -> Vec<(OsString
 
 /// Blocks every signal in the calling thread and returns the mask it had, for
 /// [`restore_mask`]: around a clone or fork, so that no handler of retry's runs in the child.
-pub(super) fn block_all() -> libc::sigset_t {
-    // SAFETY: both sets are plain data initialised by sigfillset/pthread_sigmask;
-    // pthread_sigmask only reads `all` and writes `old`.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        old
-    }
+pub(super) fn block_all() -> SigSet {
+    // pthread_sigmask cannot fail with SIG_SETMASK and a valid set.
+    SigSet::all()
+        .thread_swap_mask(SigmaskHow::SIG_SETMASK)
+        .unwrap_or_else(|_| SigSet::empty())
 }
 
 /// Restores the calling thread's mask saved by [`block_all`].
-pub(super) fn restore_mask(old: &libc::sigset_t) {
-    // SAFETY: `old` was filled by pthread_sigmask.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_SETMASK, old, ptr::null_mut());
-    }
+pub(super) fn restore_mask(old: &SigSet) {
+    let _ = old.thread_set_mask();
 }
 
 /// Reaps a child that failed to exec (it exits at once with 127).
 pub(super) fn reap(pid: libc::pid_t) {
-    let mut status = 0;
-    loop {
-        // SAFETY: waitpid on our own child with a valid status pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r >= 0 || errno() != libc::EINTR {
-            return;
-        }
-    }
+    // A status nix cannot name (a real-time signal's death) is an error after the child was
+    // reaped all the same: only EINTR means it was not.
+    while waitpid(Pid::from_raw(pid), None) == Err(Errno::EINTR) {}
 }
 
 #[cfg(test)]

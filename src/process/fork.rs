@@ -66,20 +66,12 @@ fn read_report(read: &OwnedFd) -> Option<(i32, bool)> {
     let mut bytes = [0u8; 8];
     let mut got = 0;
     while got < bytes.len() {
-        // SAFETY: read into the unfilled part of a local buffer.
-        let n = unsafe {
-            libc::read(
-                read.as_raw_fd(),
-                bytes[got..].as_mut_ptr().cast(),
-                bytes.len() - got,
-            )
-        };
-        match n {
-            0 => break,
-            n if n > 0 => got += n.unsigned_abs(),
-            _ if child::errno() == libc::EINTR => {}
+        match nix::unistd::read(read, &mut bytes[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(nix::errno::Errno::EINTR) => {}
             // A read error on our own pipe: nothing to learn; take it as exec'd.
-            _ => return None,
+            Err(_) => return None,
         }
     }
     if got < bytes.len() {

@@ -3,6 +3,7 @@
 //! `/proc`, even after `setsid` or `set -m` moved it to another process group or session.
 
 use nix::errno::Errno;
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 
 use super::GroupMode;
@@ -39,16 +40,8 @@ pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> bool {
 /// Whether retry has any child, live or ended and not yet reaped (`waitid` with `WNOWAIT`
 /// reaps nothing; it fails with ECHILD when there is none).
 fn has_children() -> bool {
-    // SAFETY: waitid with a zeroed siginfo_t to write into; WNOHANG never blocks and WNOWAIT
-    // leaves any child's status to be reaped later.
-    let rc = unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        libc::waitid(
-            libc::P_ALL,
-            0,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    !(rc == -1 && Errno::last() == Errno::ECHILD)
+    // WNOHANG never blocks and WNOWAIT leaves any child's status to be reaped later. A status
+    // nix cannot name (a real-time signal's death) is an error too, but not ECHILD.
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    waitid(Id::All, flags) != Err(Errno::ECHILD)
 }

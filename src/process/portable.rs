@@ -27,6 +27,5 @@ pub fn descendants() -> Vec<Pid> {
 /// what is left of its process group (only when it has one of its own); whether anything was.
 pub fn rest(pid: Pid, mode: GroupMode, signal: Option<i32>) -> bool {
     // A group's id is not reused while the group has members. Signal 0 only asks.
-    // SAFETY: killpg with a group id and a signal number has no memory effects.
-    mode == GroupMode::Own && unsafe { libc::killpg(pid.as_raw(), signal.unwrap_or(0)) } == 0
+    mode == GroupMode::Own && super::unix::send_group(pid, signal.unwrap_or(0))
 }

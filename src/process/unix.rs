@@ -102,7 +102,9 @@ impl Attempt {
     /// Raw numbers, so that real-time signals (`SIGRTMIN..=SIGRTMAX`) pass too.
     pub fn forward(&self, signal: i32) {
         match self.mode {
-            GroupMode::Own => send_group(self.pid, signal),
+            GroupMode::Own => {
+                send_group(self.pid, signal);
+            }
             GroupMode::Shared => send(self.pid, signal),
         }
     }
@@ -119,7 +121,9 @@ impl Attempt {
     /// processes that moved to another group or session.
     pub fn signal_tree(&self, signal: i32) {
         match self.mode {
-            GroupMode::Own => send_group(self.pid, signal),
+            GroupMode::Own => {
+                send_group(self.pid, signal);
+            }
             GroupMode::Shared => send(self.pid, signal),
         }
         for pid in super::os::descendants() {
@@ -172,10 +176,12 @@ pub(super) fn send(pid: Pid, signal: i32) {
     unsafe { libc::kill(pid.as_raw(), signal) };
 }
 
-/// Sends signal number `signal` to the process group led by `pid`.
-fn send_group(pid: Pid, signal: i32) {
+/// Sends signal number `signal` to the process group led by `pid` (0 sends nothing and only
+/// asks); whether the group exists (and may be signalled). Raw numbers, not nix's `Signal` or
+/// rustix's, which cannot name a real-time signal without `unsafe`: the one `killpg` of retry.
+pub(super) fn send_group(pid: Pid, signal: i32) -> bool {
     // SAFETY: killpg with a group id and a signal number has no memory effects.
-    unsafe { libc::killpg(pid.as_raw(), signal) };
+    unsafe { libc::killpg(pid.as_raw(), signal) == 0 }
 }
 
 /// Reaps ended children that are not a running attempt (orphans adopted as subreaper).

@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -205,13 +205,10 @@ pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<In
     }
 }
 
-/// A pidfd for child `pid`; `None` when the kernel has none.
+/// A pidfd for child `pid` (`pidfd_open`); `None` when the kernel has none.
 fn pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let fd = i32::try_from(fd).ok().filter(|&fd| fd >= 0)?;
-    // SAFETY: `fd` was just returned by pidfd_open, is open and owned by nobody else.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    let pid = rustix::process::Pid::from_raw(pid)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
 #[cfg(test)]
