@@ -19,7 +19,9 @@ use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::time::TimeSpec;
 
-use super::{Event, Ready};
+use super::event::{Event, Ready};
+use super::listen::{clear_mask, reap_own_children, wanted};
+use super::roles::{from_terminal, is_stop};
 use crate::process::Attempt;
 
 /// The signalfd, and the pidfd of the child being watched.
@@ -37,12 +39,12 @@ impl Events {
     /// # Errors
     /// When the mask cannot be set or the `signalfd` cannot be opened.
     pub fn listen() -> io::Result<Events> {
-        super::clear_mask()?;
-        super::reap_own_children();
-        let wanted = super::wanted();
+        clear_mask()?;
+        reap_own_children();
+        let wanted = wanted();
         // Raw sets: nix's `Signal` has no real-time signals.
         let set = raw_set(wanted.iter().copied());
-        let stops = raw_set(wanted.iter().copied().filter(|&s| super::is_stop(s)));
+        let stops = raw_set(wanted.iter().copied().filter(|&s| is_stop(s)));
         pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)?;
         let signals = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
         // A second signalfd for the stop signals alone, never read: it is readable exactly
@@ -125,12 +127,12 @@ impl Events {
         Some(if signal == libc::SIGCHLD {
             Event::Child
         } else {
-            if super::is_stop(signal) {
+            if is_stop(signal) {
                 STOP_READ.store(true, Ordering::Release);
             }
             Event::Signal {
                 signal,
-                from_kernel: super::from_terminal(signal, info.ssi_code),
+                from_kernel: from_terminal(signal, info.ssi_code),
             }
         })
     }
@@ -157,8 +159,11 @@ static STOP_WATCH: OnceLock<SignalFd> = OnceLock::new();
 /// A stop signal was read by the event loop (which then ends the run).
 static STOP_READ: AtomicBool = AtomicBool::new(false);
 
-/// Whether a stop signal has arrived: queued, or read by the event loop already.
-pub(super) fn stop_arrived() -> bool {
+/// Whether a stop signal ([`STOP_SIGNALS`](super::roles::STOP_SIGNALS)) has arrived, still
+/// queued for the event loop or read by it already (either way the run is ending). Always
+/// `false` before [`Events::listen`] (the signals then have their default action and end retry
+/// themselves).
+pub fn stop_arrived() -> bool {
     if STOP_READ.load(Ordering::Acquire) {
         return true;
     }
@@ -169,9 +174,11 @@ pub(super) fn stop_arrived() -> bool {
     matches!(ppoll(&mut fds, Some(TimeSpec::from_duration(std::time::Duration::ZERO)), None), Ok(n) if n > 0)
 }
 
-/// Waits until `fd` is ready for `events` (or has an error or hang-up), a stop signal is
-/// queued, or `until` passes (`None`: no limit), whichever comes first.
-pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<Instant>) -> Ready {
+/// Waits until `fd` is ready for `events` (`POLLIN`, `POLLOUT`; an error or hang-up counts as
+/// ready), a stop signal is queued ([`stop_arrived`]), or `until` passes (`None`: no time
+/// limit), whichever comes first; at once [`Ready::Stop`] when one has arrived before. The one
+/// way retry waits outside its event loop.
+pub fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<Instant>) -> Ready {
     if STOP_READ.load(Ordering::Acquire) {
         return Ready::Stop;
     }

@@ -24,10 +24,13 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Instant;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 
+use super::event::{Event, Ready};
+use super::listen::{clear_mask, reap_own_children, wanted};
+use super::poll_timeout::poll_timeout_for;
+use super::roles::{from_terminal, is_stop};
 use super::waiter::{Waiter, Woke};
-use super::{Event, Ready};
 use crate::process::Attempt;
 
 /// The event pipe: (read end, write end), both non-blocking and close-on-exec.
@@ -58,14 +61,14 @@ impl Events {
     /// When the mask cannot be set, a pipe or the waiter cannot be made, or a handler cannot be
     /// installed.
     pub fn listen() -> io::Result<Events> {
-        super::clear_mask()?;
-        super::reap_own_children();
+        clear_mask()?;
+        reap_own_children();
         let events = pipe_once(&EVENT_PIPE)?;
         let stops = pipe_once(&STOP_PIPE)?;
         EVENT_WRITE.store(events.1.as_raw_fd(), Ordering::Release);
         STOP_WRITE.store(stops.1.as_raw_fd(), Ordering::Release);
         let waiter = Waiter::new(events.0.as_fd())?;
-        for signal in super::wanted() {
+        for signal in wanted() {
             install(signal)?;
         }
         Ok(Events {
@@ -194,7 +197,7 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mu
         }
         return;
     }
-    if super::is_stop(signal) {
+    if is_stop(signal) {
         STOPPED.store(true, Ordering::Release);
         let fd = STOP_WRITE.load(Ordering::Acquire);
         // SAFETY: write of one byte from a static to a descriptor of ours (or -1: EBADF).
@@ -202,7 +205,7 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mu
     }
     let record = [
         u8::try_from(signal).unwrap_or(0),
-        u8::from(super::from_terminal(signal, code)),
+        u8::from(from_terminal(signal, code)),
     ];
     let fd = EVENT_WRITE.load(Ordering::Acquire);
     // SAFETY: write of a local buffer to a descriptor of ours (or -1: EBADF). A full pipe
@@ -241,13 +244,19 @@ fn errno_location() -> *mut c_int {
     return unsafe { libc::__error() };
 }
 
-/// Whether a stop signal has arrived.
-pub(super) fn stop_arrived() -> bool {
+/// Whether a stop signal ([`STOP_SIGNALS`](super::roles::STOP_SIGNALS)) has arrived, still
+/// queued for the event loop or read by it already (either way the run is ending). Always
+/// `false` before [`Events::listen`] (the signals then have their default action and end retry
+/// themselves).
+pub fn stop_arrived() -> bool {
     STOPPED.load(Ordering::Acquire)
 }
 
-/// Waits until `fd` is ready for `events`, a stop signal arrives, or `until` passes.
-pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<Instant>) -> Ready {
+/// Waits until `fd` is ready for `events` (`POLLIN`, `POLLOUT`; an error or hang-up counts as
+/// ready), a stop signal is queued ([`stop_arrived`]), or `until` passes (`None`: no time
+/// limit), whichever comes first; at once [`Ready::Stop`] when one has arrived before. The one
+/// way retry waits outside its event loop.
+pub fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<Instant>) -> Ready {
     loop {
         if stop_arrived() {
             return Ready::Stop;
@@ -269,13 +278,4 @@ pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<In
             Err(_) => return Ready::Ready,
         }
     }
-}
-
-/// `PollTimeout` for `left` (`None`: none), rounded up to whole milliseconds so that a wait
-/// never ends before its time; at most about 24 days (then it is waited for again).
-pub(super) fn poll_timeout_for(left: Option<std::time::Duration>) -> PollTimeout {
-    left.map_or(PollTimeout::NONE, |l| {
-        let ms = l.as_nanos().div_ceil(1_000_000);
-        PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
-    })
 }
