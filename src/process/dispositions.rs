@@ -6,7 +6,7 @@
 //!
 //! retry changes two: SIGPIPE, which it ignores so that its own writes to a closed pipe fail
 //! with `EPIPE` instead of killing it (`start.rs`), and SIGCHLD, which it sets back to its
-//! default when ignored so that it can reap its attempts (`signals/mod.rs`). Every other
+//! default when ignored so that it can reap its attempts (`signals/listen.rs`). Every other
 //! signal it leaves as it found it (it blocks the ones it reads, and each child starts with an
 //! empty mask), so `exec` passes an ignored one on by itself. Under `trap '' PIPE`,
 //! `retry -- yes | :` lets `yes` see `EPIPE` ("Broken pipe"), as `yes | :` and coreutils

@@ -18,7 +18,7 @@ use super::child::{self, Failed, Prepared};
 /// [`Failed::Exec`] with what `execve` said for the last candidate that mattered;
 /// [`Failed::Own`] when the pipe or `fork` failed, or the child's set-up did.
 pub fn spawn(plan: &Prepared) -> Result<libc::pid_t, Failed> {
-    let (read, write) = super::cloexec_pipe().map_err(Failed::Own)?;
+    let (read, write) = super::pipe::cloexec_pipe().map_err(Failed::Own)?;
     let old = child::block_all();
     // SAFETY: the child runs `child_main`, which makes only async-signal-safe calls and ends
     // in execve or _exit; the parent only restores its mask and goes on.

@@ -9,7 +9,8 @@ use std::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use nix::unistd::Pid;
 
-use super::{Attempt, GroupMode, Piped};
+use super::group::GroupMode;
+use super::unix::Attempt;
 
 /// Why an attempt did not start.
 #[derive(Debug)]
@@ -21,6 +22,21 @@ pub enum LaunchError {
     /// or `fork` failed), the child's set-up before exec failed. retry's own failure (125),
     /// as coreutils `timeout` exits 125 when its `fork` fails.
     Own(io::Error),
+}
+
+/// Which of an attempt's standard streams are pipes to retry (the others are inherited).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Piped {
+    /// stdin is fed by retry (`--replay-stdin`).
+    pub stdin: bool,
+    /// stdout is read by retry (held or matched).
+    pub stdout: bool,
+    /// stderr is read by retry (matched).
+    pub stderr: bool,
+    /// stderr goes into the stdout pipe, one pipe for both (`stderr` is then not looked at):
+    /// what the attempt writes to them stays in the order written (`--chronic` when retry's
+    /// stdout and stderr are one file).
+    pub stderr_in_stdout: bool,
 }
 
 /// A started attempt and the pipes asked for with [`Piped`].
@@ -61,7 +77,7 @@ pub fn spawn(
     mode: GroupMode,
     piped: Piped,
 ) -> Result<Spawned, LaunchError> {
-    let closed = [0, 1, 2].map(super::closed_at_start);
+    let closed = [0, 1, 2].map(super::stdio::closed_at_start);
     let merge = piped.stdout && piped.stderr_in_stdout && !closed[1] && !closed[2];
     let want = [
         piped.stdin && !closed[0],
@@ -85,7 +101,7 @@ pub fn spawn_hook(
     withheld: &[&str],
     output: Option<std::os::fd::BorrowedFd<'_>>,
 ) -> io::Result<Attempt> {
-    let no_stderr = super::closed_at_start(2) && output.is_none();
+    let no_stderr = super::stdio::closed_at_start(2) && output.is_none();
     imp::spawn_hook(script, env, withheld, no_stderr, output).map_err(|e| match e {
         LaunchError::Command(e) | LaunchError::Own(e) => e,
     })
@@ -108,21 +124,6 @@ mod imp {
         }
     }
 
-    /// Starts the plan: with the vfork clone on Linux (native build) while it is allowed,
-    /// else (and from the first refusal on) with `fork` and `exec`. Returns the pid and the
-    /// pidfd the clone gave (`None` after `fork`).
-    fn start(plan: &Prepared) -> Result<(libc::pid_t, Option<OwnedFd>), Failed> {
-        #[cfg(linux_native)]
-        if super::super::vfork::usable() {
-            match super::super::vfork::spawn(plan) {
-                Ok(started) => return Ok(started),
-                Err(super::super::vfork::Error::Failed(failed)) => return Err(failed),
-                Err(super::super::vfork::Error::Refused) => {}
-            }
-        }
-        super::super::fork::spawn(plan).map(|pid| (pid, None))
-    }
-
     pub(super) fn spawn(
         argv: &[OsString],
         env: &[(&str, String)],
@@ -137,7 +138,7 @@ mod imp {
         let mut pipes: [Option<(OwnedFd, OwnedFd)>; 3] = [None, None, None];
         for fd in 0..3 {
             if want[fd] {
-                let (read, write) = super::super::cloexec_pipe().map_err(LaunchError::Own)?;
+                let (read, write) = super::super::pipe::cloexec_pipe().map_err(LaunchError::Own)?;
                 pipes[fd] = Some(if fd == 0 {
                     (read, write)
                 } else {
@@ -161,7 +162,7 @@ mod imp {
             stdio,
         )
         .map_err(LaunchError::Command)?;
-        let (pid, pidfd) = start(&plan)?;
+        let (pid, pidfd) = super::super::os::start(&plan)?;
         let [stdin, stdout, stderr] = pipes.map(|p| p.map(|(_child, ours)| ours));
         Ok(Spawned {
             attempt: Attempt::new(Pid::from_raw(pid), mode, pidfd),
@@ -195,7 +196,7 @@ mod imp {
         let argv = ["sh", "-c", script].map(OsString::from);
         let plan = Prepared::new(&argv, &child::environment(env, withheld), true, stdio)
             .map_err(LaunchError::Command)?;
-        let (pid, pidfd) = start(&plan)?;
+        let (pid, pidfd) = super::super::os::start(&plan)?;
         Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own, pidfd))
     }
 }

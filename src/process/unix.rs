@@ -1,5 +1,5 @@
-//! Unix process control: spawn an attempt in the right process group, signal it, reap it, stop
-//! its whole tree, and end retry by a signal.
+//! Unix process control: a started attempt ([`Attempt`]) in the right process group, signal
+//! it, reap it, stop its whole tree, and end retry by a signal.
 //!
 //! Design (worked out against coreutils `timeout`, which puts itself and its command in one
 //! new group, and tried in and out of a terminal): when retry is the foreground process group
@@ -12,37 +12,12 @@
 //! `set -m`) are stopped too.
 
 use std::cell::RefCell;
-use std::fs::OpenOptions;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::OpenOptionsExt;
 
 use nix::errno::Errno;
-use nix::unistd::{Pid, getpgrp, tcgetpgrp};
+use nix::unistd::Pid;
 
-/// Where an attempt's processes live.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupMode {
-    /// In retry's own process group: retry is the terminal's foreground group.
-    Shared,
-    /// In a new process group led by the attempt: no terminal, or retry is in the background.
-    Own,
-}
-
-impl GroupMode {
-    /// [`GroupMode::Shared`] when retry's process group is the foreground group of its
-    /// controlling terminal, else [`GroupMode::Own`].
-    pub fn detect() -> GroupMode {
-        let tty = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
-            .open("/dev/tty");
-        match tty.map(|t| tcgetpgrp(&t)) {
-            Ok(Ok(pgrp)) if pgrp == getpgrp() => GroupMode::Shared,
-            _ => GroupMode::Own,
-        }
-    }
-}
+use super::group::{GroupMode, send, send_group};
 
 /// Makes retry the reaper of its descendants where the system has one (Linux
 /// `PR_SET_CHILD_SUBREAPER`, FreeBSD `PROC_REAP_ACQUIRE`), so processes orphaned inside an
@@ -168,20 +143,6 @@ impl Attempt {
     pub fn try_reap(&self) -> Option<Ended> {
         reap_all(Some(self.pid))
     }
-}
-
-/// Sends signal number `signal` to process `pid` (errors ignored: it may have ended).
-pub(super) fn send(pid: Pid, signal: i32) {
-    // SAFETY: kill with a pid and a signal number has no memory effects.
-    unsafe { libc::kill(pid.as_raw(), signal) };
-}
-
-/// Sends signal number `signal` to the process group led by `pid` (0 sends nothing and only
-/// asks); whether the group exists (and may be signalled). Raw numbers, not nix's `Signal` or
-/// rustix's, which cannot name a real-time signal without `unsafe`: the one `killpg` of retry.
-pub(super) fn send_group(pid: Pid, signal: i32) -> bool {
-    // SAFETY: killpg with a group id and a signal number has no memory effects.
-    unsafe { libc::killpg(pid.as_raw(), signal) == 0 }
 }
 
 /// Reaps ended children that are not a running attempt (orphans adopted as subreaper).
