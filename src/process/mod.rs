@@ -13,7 +13,8 @@
 //!   reaper), `portable.rs` (macOS and the `portable` build: the group).
 //! - Leaves: `stdio.rs` knows which standard descriptors were closed at start,
 //!   `dispositions.rs` which signals were ignored and which retry catches, `pipe.rs` makes
-//!   close-on-exec pipes; `relay.rs` is the `--chronic` and pipeline relay's process.
+//!   close-on-exec pipes; `relay.rs` is the relay, the process that passes on what a
+//!   successful attempt's leftovers still write once retry has ended.
 
 #[cfg(unix)]
 mod child;
