@@ -180,8 +180,7 @@ fn refusal(meta: &std::fs::Metadata) -> Result<(), String> {
     if !kind.is_file() {
         return Err("is not a regular file; refused".into());
     }
-    // SAFETY: geteuid has no preconditions and cannot fail (POSIX).
-    let euid = unsafe { libc::geteuid() };
+    let euid = nix::unistd::geteuid().as_raw();
     if meta.uid() != euid {
         return Err(format!(
             "is owned by uid {}, not by this user (uid {euid}); refused",

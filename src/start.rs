@@ -12,8 +12,11 @@
 //! [`std::process::exit`], which flushes stdout as std's runtime does.
 
 use std::ffi::{CStr, OsString, c_char, c_int};
+use std::os::fd::IntoRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{self, AssertUnwindSafe};
+
+use rustix::fs::{Mode, OFlags};
 
 use crate::status::Exit;
 
@@ -69,16 +72,21 @@ fn caught(body: impl FnOnce() -> Exit) -> Exit {
 /// as std does, if that cannot be done.
 fn reopen_closed_std_fds() {
     const DEV_NULL: &CStr = c"/dev/null";
-    for fd in 0..3 {
-        // SAFETY: F_GETFD only reads the descriptor's flags; it fails with EBADF when `fd` is
-        // not open, and has no other effect.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1 {
+    // F_GETFD only reads a descriptor's flags; it fails with EBADF when it is not open.
+    // rustix's `stdio` hands out 0, 1 and 2 whether open or not (std assumes they are).
+    let std_fds = [
+        rustix::stdio::stdin(),
+        rustix::stdio::stdout(),
+        rustix::stdio::stderr(),
+    ];
+    for (fd, borrowed) in std_fds.into_iter().enumerate() {
+        if rustix::io::fcntl_getfd(borrowed).is_ok() {
             continue;
         }
-        // SAFETY: a valid NUL-terminated path and flags; the descriptor is deliberately left
-        // open for the life of the process (without O_CLOEXEC, as std opens it).
-        let opened = unsafe { libc::open(DEV_NULL.as_ptr(), libc::O_RDWR, 0) };
-        if opened != fd {
+        // Left open for the life of the process (without O_CLOEXEC, as std opens it).
+        let opened =
+            rustix::fs::open(DEV_NULL, OFlags::RDWR, Mode::empty()).map(IntoRawFd::into_raw_fd);
+        if opened.ok() != c_int::try_from(fd).ok() {
             // The lowest free descriptor is `fd` itself, since 0..fd are open by now.
             std::process::abort();
         }

@@ -76,8 +76,7 @@ impl FileStore {
             }
         })?;
         let st = fstat(&dir_fd).map_err(|e| dir_error(dir, format!("cannot stat: {e}")))?;
-        // SAFETY: geteuid has no preconditions and cannot fail (POSIX).
-        let euid = unsafe { libc::geteuid() };
+        let euid = nix::unistd::geteuid().as_raw();
         if st.st_uid != euid {
             return Err(dir_error(
                 dir,

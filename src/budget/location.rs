@@ -182,8 +182,7 @@ pub fn parse_store_location(flag: &str, value: &OsStr) -> Result<StoreLocation, 
 /// <https://specifications.freedesktop.org/basedir-spec/latest/>), else `retry-UID` in the
 /// temporary directory (`$TMPDIR`, else `/tmp`).
 pub fn default_dir() -> PathBuf {
-    // SAFETY: geteuid has no preconditions and cannot fail (POSIX).
-    let uid = unsafe { libc::geteuid() };
+    let uid = nix::unistd::geteuid().as_raw();
     default_dir_from(
         std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
         &std::env::temp_dir(),

@@ -240,8 +240,7 @@ impl Drop for EnvFile {
 
 /// The effective user id.
 fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail (POSIX).
-    unsafe { libc::geteuid() }
+    nix::unistd::geteuid().as_raw()
 }
 
 /// Opens `dir`, creating it 0700 if it is missing (not its parents), and checks it as the

@@ -151,11 +151,7 @@ fn drained(pipe: &File, cancel: &Cancel) -> bool {
 fn unread(pipe: &File) -> Option<usize> {
     #[cfg(target_os = "linux")]
     {
-        use std::os::fd::AsRawFd;
-        let mut n: libc::c_int = 0;
-        // SAFETY: FIONREAD writes one c_int through the pointer, which points to `n`.
-        let rc = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) };
-        if rc == 0 {
+        if let Ok(n) = rustix::io::ioctl_fionread(pipe) {
             return usize::try_from(n).ok();
         }
     }

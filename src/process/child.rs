@@ -18,6 +18,11 @@ use std::os::fd::RawFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::ptr;
 
+use nix::errno::Errno;
+use nix::sys::signal::{SigSet, SigmaskHow};
+use nix::sys::wait::waitpid;
+use nix::unistd::Pid;
+
 /// How the child's descriptor 0, 1 or 2 is set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stdio {
@@ -117,7 +122,7 @@ impl Prepared {
         // signalfd; exec would reset them anyway, but a signal arriving between the unmasking
         // and exec must not run retry's handler in the child), then SIGPIPE and SIGCHLD as
         // they were at start, which overrides a handler for SIGCHLD.
-        let dispositions = crate::signals::caught()
+        let dispositions = super::dispositions::caught()
             .into_iter()
             .map(|s| (s, libc::SIG_DFL))
             .chain(super::dispositions::for_children())
@@ -132,8 +137,7 @@ impl Prepared {
             envp_ptrs,
             own_group,
             stdio,
-            // SAFETY: getpid has no preconditions.
-            parent: unsafe { libc::getpid() },
+            parent: nix::unistd::getpid().as_raw(),
             dispositions,
         })
     }
@@ -321,17 +325,13 @@ pub(super) fn errno() -> c_int {
         .unwrap_or(libc::EINVAL)
 }
 
-/// Variables of retry's own environment that never pass to a child: `RETRY_ENV_FILE` names
-/// an outer run's private file, and each run offers its own (in `extra`) or none.
-const NOT_INHERITED: [&str; 1] = [crate::env_file::VARIABLE];
-
-/// Builds the child's whole environment: retry's own (less [`NOT_INHERITED`]), with `extra`
-/// set on top.
-pub fn environment(extra: &[(&str, String)]) -> Vec<(OsString, OsString)> {
+/// Builds the child's whole environment: retry's own less the variables named in `withheld`,
+/// with `extra` set on top.
+pub fn environment(extra: &[(&str, String)], withheld: &[&str]) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| {
             !extra.iter().any(|(e, _)| OsStr::new(e) == k)
-                && !NOT_INHERITED.iter().any(|n| OsStr::new(n) == k)
+                && !withheld.iter().any(|n| OsStr::new(n) == k)
         })
         .collect();
     env.extend(extra.iter().map(|(k, v)| {
@@ -345,36 +345,23 @@ pub fn environment(extra: &[(&str, String)]) -> Vec<(OsString, OsString)> {
 
 /// Blocks every signal in the calling thread and returns the mask it had, for
 /// [`restore_mask`]: around a clone or fork, so that no handler of retry's runs in the child.
-pub(super) fn block_all() -> libc::sigset_t {
-    // SAFETY: both sets are plain data initialised by sigfillset/pthread_sigmask;
-    // pthread_sigmask only reads `all` and writes `old`.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        old
-    }
+pub(super) fn block_all() -> SigSet {
+    // pthread_sigmask cannot fail with SIG_SETMASK and a valid set.
+    SigSet::all()
+        .thread_swap_mask(SigmaskHow::SIG_SETMASK)
+        .unwrap_or_else(|_| SigSet::empty())
 }
 
 /// Restores the calling thread's mask saved by [`block_all`].
-pub(super) fn restore_mask(old: &libc::sigset_t) {
-    // SAFETY: `old` was filled by pthread_sigmask.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_SETMASK, old, ptr::null_mut());
-    }
+pub(super) fn restore_mask(old: &SigSet) {
+    let _ = old.thread_set_mask();
 }
 
 /// Reaps a child that failed to exec (it exits at once with 127).
 pub(super) fn reap(pid: libc::pid_t) {
-    let mut status = 0;
-    loop {
-        // SAFETY: waitpid on our own child with a valid status pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r >= 0 || errno() != libc::EINTR {
-            return;
-        }
-    }
+    // A status nix cannot name (a real-time signal's death) is an error after the child was
+    // reaped all the same: only EINTR means it was not.
+    while waitpid(Pid::from_raw(pid), None) == Err(Errno::EINTR) {}
 }
 
 #[cfg(test)]

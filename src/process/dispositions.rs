@@ -6,13 +6,17 @@
 //!
 //! retry changes two: SIGPIPE, which it ignores so that its own writes to a closed pipe fail
 //! with `EPIPE` instead of killing it (`start.rs`), and SIGCHLD, which it sets back to its
-//! default when ignored so that it can reap its attempts (`signals/mod.rs`). Every other
+//! default when ignored so that it can reap its attempts (`signals/listen.rs`). Every other
 //! signal it leaves as it found it (it blocks the ones it reads, and each child starts with an
 //! empty mask), so `exec` passes an ignored one on by itself. Under `trap '' PIPE`,
 //! `retry -- yes | :` lets `yes` see `EPIPE` ("Broken pipe"), as `yes | :` and coreutils
 //! `timeout 10 yes | :` do.
+//!
+//! Where retry catches signals with a handler of its own (the portable event loop,
+//! `signals/portable.rs`), it notes each here ([`note_caught`]): a child sets them back to the
+//! default before exec ([`caught`]).
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use libc::c_int;
 
@@ -23,13 +27,53 @@ pub const TOUCHED: [c_int; 2] = [libc::SIGPIPE, libc::SIGCHLD];
 static AT_START: AtomicU8 = AtomicU8::new(0);
 const NOTED: u8 = 1 << 7;
 
+/// Bit `n % 64` of word `n / 64` set: retry's handler is installed for signal `n` (up to 127:
+/// FreeBSD's real-time signals reach 126).
+static CAUGHT: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// Whether `signal` was ignored (SIG_IGN) when asked.
+pub fn is_ignored(signal: i32) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Notes that retry's own handler is now installed for `signal`.
+///
+/// # Errors
+/// `EINVAL` for a number past 127.
+pub fn note_caught(signal: c_int) -> std::io::Result<()> {
+    let Some(word) = usize::try_from(signal / 64)
+        .ok()
+        .and_then(|w| CAUGHT.get(w))
+    else {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    word.fetch_or(1 << (signal % 64), Ordering::Relaxed);
+    Ok(())
+}
+
+/// The signals for which retry has installed a handler of its own ([`note_caught`]; none on
+/// Linux's native path, which reads them from a signalfd): a child sets them back to the
+/// default before exec.
+pub fn caught() -> Vec<c_int> {
+    (1..128)
+        .filter(|&n: &c_int| {
+            CAUGHT[(n / 64) as usize].load(Ordering::Relaxed) & (1 << (n % 64)) != 0
+        })
+        .collect()
+}
+
 /// Notes which of [`TOUCHED`] are ignored, before retry changes any: call first thing at
 /// start (the binary's `main` does).
 pub fn note_at_start() {
     let bits = TOUCHED
         .iter()
         .enumerate()
-        .filter(|(_, s)| super::is_ignored(**s))
+        .filter(|(_, s)| is_ignored(**s))
         .fold(NOTED, |bits, (i, _)| bits | 1 << i);
     AT_START.store(bits, Ordering::Relaxed);
 }

@@ -18,7 +18,7 @@ use super::child::{self, Failed, Prepared};
 /// [`Failed::Exec`] with what `execve` said for the last candidate that mattered;
 /// [`Failed::Own`] when the pipe or `fork` failed, or the child's set-up did.
 pub fn spawn(plan: &Prepared) -> Result<libc::pid_t, Failed> {
-    let (read, write) = super::cloexec_pipe().map_err(Failed::Own)?;
+    let (read, write) = super::pipe::cloexec_pipe().map_err(Failed::Own)?;
     let old = child::block_all();
     // SAFETY: the child runs `child_main`, which makes only async-signal-safe calls and ends
     // in execve or _exit; the parent only restores its mask and goes on.
@@ -66,20 +66,12 @@ fn read_report(read: &OwnedFd) -> Option<(i32, bool)> {
     let mut bytes = [0u8; 8];
     let mut got = 0;
     while got < bytes.len() {
-        // SAFETY: read into the unfilled part of a local buffer.
-        let n = unsafe {
-            libc::read(
-                read.as_raw_fd(),
-                bytes[got..].as_mut_ptr().cast(),
-                bytes.len() - got,
-            )
-        };
-        match n {
-            0 => break,
-            n if n > 0 => got += n.unsigned_abs(),
-            _ if child::errno() == libc::EINTR => {}
+        match nix::unistd::read(read, &mut bytes[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(nix::errno::Errno::EINTR) => {}
             // A read error on our own pipe: nothing to learn; take it as exec'd.
-            _ => return None,
+            Err(_) => return None,
         }
     }
     if got < bytes.len() {
@@ -99,7 +91,7 @@ mod tests {
 
     fn run(argv: &[&str]) -> io::Result<i32> {
         let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
-        let plan = Prepared::new(&argv, &environment(&[]), false, [Stdio::Inherit; 3])?;
+        let plan = Prepared::new(&argv, &environment(&[], &[]), false, [Stdio::Inherit; 3])?;
         let pid = spawn(&plan).map_err(io::Error::from)?;
         let mut status = 0;
         // SAFETY: waitpid on the child just started, with a valid pointer.

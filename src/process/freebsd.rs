@@ -6,12 +6,14 @@
 //! them, are left alone. A process that made itself a reaper hides its own descendants from
 //! the list (procctl(2)); its process group is still signalled.
 
+use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
 
 use libc::{c_int, c_uint, pid_t};
 use nix::unistd::Pid;
 
-use super::GroupMode;
+use super::child::{Failed, Prepared};
+use super::group::GroupMode;
 
 /// `PROC_REAP_STATUS` (sys/procctl.h).
 const PROC_REAP_STATUS: c_int = 4;
@@ -91,7 +93,7 @@ pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> bool {
     let rest = descendants();
     if let Some(signal) = signal {
         for &pid in &rest {
-            super::unix::send(pid, signal);
+            super::group::send(pid, signal);
         }
     }
     !rest.is_empty()
@@ -129,4 +131,12 @@ fn listing() -> Vec<PidInfo> {
     pids.into_iter()
         .take_while(|p| p.pi_flags & REAPER_PIDINFO_VALID != 0)
         .collect()
+}
+
+/// Starts the plan with `fork` and `exec`; returns the pid (and no pidfd).
+///
+/// # Errors
+/// What `fork` or the child's set-up or exec said.
+pub fn start(plan: &Prepared) -> Result<(libc::pid_t, Option<OwnedFd>), Failed> {
+    super::fork::spawn(plan).map(|pid| (pid, None))
 }

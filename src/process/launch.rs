@@ -9,7 +9,8 @@ use std::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use nix::unistd::Pid;
 
-use super::{Attempt, GroupMode, Piped};
+use super::group::GroupMode;
+use super::unix::Attempt;
 
 /// Why an attempt did not start.
 #[derive(Debug)]
@@ -21,6 +22,21 @@ pub enum LaunchError {
     /// or `fork` failed), the child's set-up before exec failed. retry's own failure (125),
     /// as coreutils `timeout` exits 125 when its `fork` fails.
     Own(io::Error),
+}
+
+/// Which of an attempt's standard streams are pipes to retry (the others are inherited).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Piped {
+    /// stdin is fed by retry (`--replay-stdin`).
+    pub stdin: bool,
+    /// stdout is read by retry (held or matched).
+    pub stdout: bool,
+    /// stderr is read by retry (matched).
+    pub stderr: bool,
+    /// stderr goes into the stdout pipe, one pipe for both (`stderr` is then not looked at):
+    /// what the attempt writes to them stays in the order written (`--chronic` when retry's
+    /// stdout and stderr are one file).
+    pub stderr_in_stdout: bool,
 }
 
 /// A started attempt and the pipes asked for with [`Piped`].
@@ -36,8 +52,10 @@ pub struct Spawned {
     pub stderr: Option<ChildStderr>,
 }
 
-/// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`; stdin, stdout and
-/// stderr are inherited except those `piped` asks for. The program is executed directly, never
+/// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`, in retry's own
+/// environment less the variables named in `withheld` (the caller's: `RETRY_ENV_FILE`, which
+/// names an outer run's private file); stdin, stdout and stderr are inherited except those
+/// `piped` asks for. The program is executed directly, never
 /// through a shell (a script without `#!` runs under `/bin/sh`, as `execvp` does).
 ///
 /// In the child, before exec: the signal mask is cleared, SIGPIPE and SIGCHLD get back the
@@ -55,20 +73,22 @@ pub struct Spawned {
 pub fn spawn(
     argv: &[OsString],
     env: &[(&str, String)],
+    withheld: &[&str],
     mode: GroupMode,
     piped: Piped,
 ) -> Result<Spawned, LaunchError> {
-    let closed = [0, 1, 2].map(super::closed_at_start);
+    let closed = [0, 1, 2].map(super::stdio::closed_at_start);
     let merge = piped.stdout && piped.stderr_in_stdout && !closed[1] && !closed[2];
     let want = [
         piped.stdin && !closed[0],
         piped.stdout && !closed[1],
         piped.stderr && !closed[2] && !merge,
     ];
-    imp::spawn(argv, env, mode, closed, want, merge)
+    imp::spawn(argv, env, withheld, mode, closed, want, merge)
 }
 
-/// Starts a hook: `sh -c script` with extra environment `env`, in a process group of its own,
+/// Starts a hook: `sh -c script` with extra environment `env` (less `withheld`, as for
+/// [`spawn`]), in a process group of its own,
 /// stdin from /dev/null and stdout onto retry's stderr (a hook must not write into the
 /// pipeline's stdout); both closed when retry's stderr was closed at start. With `output`
 /// (`--chronic`'s capture), its stdout and stderr both go there instead.
@@ -78,10 +98,11 @@ pub fn spawn(
 pub fn spawn_hook(
     script: &str,
     env: &[(&str, String)],
+    withheld: &[&str],
     output: Option<std::os::fd::BorrowedFd<'_>>,
 ) -> io::Result<Attempt> {
-    let no_stderr = super::closed_at_start(2) && output.is_none();
-    imp::spawn_hook(script, env, no_stderr, output).map_err(|e| match e {
+    let no_stderr = super::stdio::closed_at_start(2) && output.is_none();
+    imp::spawn_hook(script, env, withheld, no_stderr, output).map_err(|e| match e {
         LaunchError::Command(e) | LaunchError::Own(e) => e,
     })
 }
@@ -103,23 +124,10 @@ mod imp {
         }
     }
 
-    /// Starts the plan: with the vfork clone on Linux (native build) while it is allowed,
-    /// else (and from the first refusal on) with `fork` and `exec`.
-    fn start(plan: &Prepared) -> Result<libc::pid_t, Failed> {
-        #[cfg(linux_native)]
-        if super::super::vfork::usable() {
-            match super::super::vfork::spawn(plan) {
-                Ok(pid) => return Ok(pid),
-                Err(super::super::vfork::Error::Failed(failed)) => return Err(failed),
-                Err(super::super::vfork::Error::Refused) => {}
-            }
-        }
-        super::super::fork::spawn(plan)
-    }
-
     pub(super) fn spawn(
         argv: &[OsString],
         env: &[(&str, String)],
+        withheld: &[&str],
         mode: GroupMode,
         closed: [bool; 3],
         want: [bool; 3],
@@ -130,7 +138,7 @@ mod imp {
         let mut pipes: [Option<(OwnedFd, OwnedFd)>; 3] = [None, None, None];
         for fd in 0..3 {
             if want[fd] {
-                let (read, write) = super::super::cloexec_pipe().map_err(LaunchError::Own)?;
+                let (read, write) = super::super::pipe::cloexec_pipe().map_err(LaunchError::Own)?;
                 pipes[fd] = Some(if fd == 0 {
                     (read, write)
                 } else {
@@ -149,15 +157,15 @@ mod imp {
         });
         let plan = Prepared::new(
             argv,
-            &child::environment(env),
+            &child::environment(env, withheld),
             mode == GroupMode::Own,
             stdio,
         )
         .map_err(LaunchError::Command)?;
-        let pid = start(&plan)?;
+        let (pid, pidfd) = super::super::os::start(&plan)?;
         let [stdin, stdout, stderr] = pipes.map(|p| p.map(|(_child, ours)| ours));
         Ok(Spawned {
-            attempt: Attempt::new(Pid::from_raw(pid), mode),
+            attempt: Attempt::new(Pid::from_raw(pid), mode, pidfd),
             stdin: stdin.map(Into::into),
             stdout: stdout.map(Into::into),
             stderr: stderr.map(Into::into),
@@ -167,6 +175,7 @@ mod imp {
     pub(super) fn spawn_hook(
         script: &str,
         env: &[(&str, String)],
+        withheld: &[&str],
         no_stderr: bool,
         output: Option<BorrowedFd<'_>>,
     ) -> Result<Attempt, LaunchError> {
@@ -185,9 +194,9 @@ mod imp {
             ],
         };
         let argv = ["sh", "-c", script].map(OsString::from);
-        let plan = Prepared::new(&argv, &child::environment(env), true, stdio)
+        let plan = Prepared::new(&argv, &child::environment(env, withheld), true, stdio)
             .map_err(LaunchError::Command)?;
-        let pid = start(&plan)?;
-        Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own))
+        let (pid, pidfd) = super::super::os::start(&plan)?;
+        Ok(Attempt::new(Pid::from_raw(pid), GroupMode::Own, pidfd))
     }
 }

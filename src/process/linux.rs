@@ -1,11 +1,16 @@
-//! Linux (native build): retry is a child subreaper (`PR_SET_CHILD_SUBREAPER`, prctl(2)), so
+//! Linux (native build): a child is started with the vfork clone of `vfork.rs` while it is
+//! allowed, else with `fork`; retry is a child subreaper (`PR_SET_CHILD_SUBREAPER`, prctl(2)), so
 //! whatever an attempt started stays among retry's descendants, which `tree.rs` reads from
 //! `/proc`, even after `setsid` or `set -m` moved it to another process group or session.
 
+use std::os::fd::OwnedFd;
+
 use nix::errno::Errno;
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 
-use super::GroupMode;
+use super::child::{Failed, Prepared};
+use super::group::GroupMode;
 
 /// Makes retry a child subreaper and notes the children it already had.
 pub fn become_reaper() {
@@ -30,7 +35,7 @@ pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> bool {
     let rest = descendants();
     if let Some(signal) = signal {
         for &pid in &rest {
-            super::unix::send(pid, signal);
+            super::group::send(pid, signal);
         }
     }
     !rest.is_empty()
@@ -39,16 +44,25 @@ pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> bool {
 /// Whether retry has any child, live or ended and not yet reaped (`waitid` with `WNOWAIT`
 /// reaps nothing; it fails with ECHILD when there is none).
 fn has_children() -> bool {
-    // SAFETY: waitid with a zeroed siginfo_t to write into; WNOHANG never blocks and WNOWAIT
-    // leaves any child's status to be reaped later.
-    let rc = unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        libc::waitid(
-            libc::P_ALL,
-            0,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    !(rc == -1 && Errno::last() == Errno::ECHILD)
+    // WNOHANG never blocks and WNOWAIT leaves any child's status to be reaped later. A status
+    // nix cannot name (a real-time signal's death) is an error too, but not ECHILD.
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    waitid(Id::All, flags) != Err(Errno::ECHILD)
+}
+
+/// Starts the plan: with the vfork clone of `vfork.rs` while it is allowed, else (and from the
+/// first refusal on) with `fork` and `exec`. Returns the pid and the pidfd the clone gave
+/// (`None` after `fork`, and on a kernel before 5.2).
+///
+/// # Errors
+/// What `clone` or `fork`, the child's set-up or exec said.
+pub fn start(plan: &Prepared) -> Result<(libc::pid_t, Option<OwnedFd>), Failed> {
+    if super::vfork::usable() {
+        match super::vfork::spawn(plan) {
+            Ok(started) => return Ok(started),
+            Err(super::vfork::Error::Failed(failed)) => return Err(failed),
+            Err(super::vfork::Error::Refused) => {}
+        }
+    }
+    super::fork::spawn(plan).map(|pid| (pid, None))
 }

@@ -4,9 +4,12 @@
 //! a retry killed by KILL): a process that left the attempt's group (`setsid`, `set -m`) is not
 //! stopped with it there. docs/platforms.md says so for users.
 
+use std::os::fd::OwnedFd;
+
 use nix::unistd::Pid;
 
-use super::GroupMode;
+use super::child::{Failed, Prepared};
+use super::group::GroupMode;
 
 /// Nothing to become on macOS: the group is all retry can reach. In the `portable` build on
 /// Linux retry still becomes a child subreaper, only so that the attempt's orphans come to it
@@ -27,6 +30,13 @@ pub fn descendants() -> Vec<Pid> {
 /// what is left of its process group (only when it has one of its own); whether anything was.
 pub fn rest(pid: Pid, mode: GroupMode, signal: Option<i32>) -> bool {
     // A group's id is not reused while the group has members. Signal 0 only asks.
-    // SAFETY: killpg with a group id and a signal number has no memory effects.
-    mode == GroupMode::Own && unsafe { libc::killpg(pid.as_raw(), signal.unwrap_or(0)) } == 0
+    mode == GroupMode::Own && super::group::send_group(pid, signal.unwrap_or(0))
+}
+
+/// Starts the plan with `fork` and `exec`; returns the pid (and no pidfd).
+///
+/// # Errors
+/// What `fork` or the child's set-up or exec said.
+pub fn start(plan: &Prepared) -> Result<(libc::pid_t, Option<OwnedFd>), Failed> {
+    super::fork::spawn(plan).map(|pid| (pid, None))
 }

@@ -105,7 +105,7 @@ pub fn start(stdout: Option<Relayed<'_>>, stderr: Option<Relayed<'_>>) -> io::Re
         (e, text.into_bytes())
     })
     .collect();
-    let mut defaults = crate::signals::caught();
+    let mut defaults = super::dispositions::caught();
     defaults.push(libc::SIGCHLD);
     let plan = Plan {
         sources,
@@ -128,8 +128,9 @@ pub fn start(stdout: Option<Relayed<'_>>, stderr: Option<Relayed<'_>>) -> io::Re
     if pid > 0 {
         // Its own group before retry goes on (the child does the same): retry's end must not
         // find it in retry's group, which may be the terminal's foreground group, hung up then.
-        // SAFETY: setpgid on the child just forked; an error (it did it first) is harmless.
-        unsafe { libc::setpgid(pid, pid) };
+        // An error (it did it first) is harmless.
+        let child = nix::unistd::Pid::from_raw(pid);
+        let _ = nix::unistd::setpgid(child, child);
     }
     child::restore_mask(&old);
     if pid < 0 {

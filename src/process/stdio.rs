@@ -20,10 +20,15 @@ extern "C" fn note_closed_std_fds(
     _argv: *const *const libc::c_char,
     _envp: *const *const libc::c_char,
 ) {
-    for fd in 0..3 {
-        // SAFETY: F_GETFD only reads the descriptor's flags; it fails with EBADF when `fd` is
-        // not open, and has no other effect.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+    // F_GETFD only reads a descriptor's flags; it fails with EBADF when it is not open.
+    // rustix's `stdio` hands out 0, 1 and 2 whether open or not (std assumes they are).
+    let std_fds = [
+        rustix::stdio::stdin(),
+        rustix::stdio::stdout(),
+        rustix::stdio::stderr(),
+    ];
+    for (fd, borrowed) in std_fds.into_iter().enumerate() {
+        if rustix::io::fcntl_getfd(borrowed).is_err() {
             CLOSED.fetch_or(1 << fd, Ordering::Relaxed);
         }
     }

@@ -1,5 +1,5 @@
-//! Unix process control: spawn an attempt in the right process group, signal it, reap it, stop
-//! its whole tree, and end retry by a signal.
+//! Unix process control: a started attempt ([`Attempt`]) in the right process group, signal
+//! it, reap it, stop its whole tree, and end retry by a signal.
 //!
 //! Design (worked out against coreutils `timeout`, which puts itself and its command in one
 //! new group, and tried in and out of a terminal): when retry is the foreground process group
@@ -11,37 +11,13 @@
 //! table (Linux), with retry a child subreaper, so processes that left the group (`setsid`,
 //! `set -m`) are stopped too.
 
-use std::fs::OpenOptions;
-use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
+use std::cell::RefCell;
+use std::os::fd::{AsFd, OwnedFd};
 
 use nix::errno::Errno;
-use nix::unistd::{Pid, getpgrp, tcgetpgrp};
+use nix::unistd::Pid;
 
-/// Where an attempt's processes live.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupMode {
-    /// In retry's own process group: retry is the terminal's foreground group.
-    Shared,
-    /// In a new process group led by the attempt: no terminal, or retry is in the background.
-    Own,
-}
-
-impl GroupMode {
-    /// [`GroupMode::Shared`] when retry's process group is the foreground group of its
-    /// controlling terminal, else [`GroupMode::Own`].
-    pub fn detect() -> GroupMode {
-        let tty = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
-            .open("/dev/tty");
-        match tty.map(|t| tcgetpgrp(&t)) {
-            Ok(Ok(pgrp)) if pgrp == getpgrp() => GroupMode::Shared,
-            _ => GroupMode::Own,
-        }
-    }
-}
+use super::group::{GroupMode, send, send_group};
 
 /// Makes retry the reaper of its descendants where the system has one (Linux
 /// `PR_SET_CHILD_SUBREAPER`, FreeBSD `PROC_REAP_ACQUIRE`), so processes orphaned inside an
@@ -53,11 +29,15 @@ pub fn become_subreaper() {
     super::os::become_reaper();
 }
 
-/// A running attempt: its pid, valid until [`Attempt::try_reap`] returns its status.
+/// A running attempt: its pid, valid until [`Attempt::try_reap`] returns its status, and the
+/// pidfd its start gave, if any, until the event loop takes it ([`Attempt::take_pidfd`]).
 #[derive(Debug)]
 pub struct Attempt {
     pid: Pid,
     mode: GroupMode,
+    /// The pidfd of the vfork clone (`CLONE_PIDFD`, Linux 5.2, native build); `None` once
+    /// taken, after a start with `fork`, and on other systems.
+    pidfd: RefCell<Option<OwnedFd>>,
 }
 
 /// How a reaped attempt ended.
@@ -70,9 +50,14 @@ pub enum Ended {
 }
 
 impl Attempt {
-    /// The attempt (or hook) with process id `pid`, started in `mode`.
-    pub(super) fn new(pid: Pid, mode: GroupMode) -> Attempt {
-        Attempt { pid, mode }
+    /// The attempt (or hook) with process id `pid`, started in `mode`, with the pidfd its
+    /// start gave (`None`: none).
+    pub(super) fn new(pid: Pid, mode: GroupMode, pidfd: Option<OwnedFd>) -> Attempt {
+        Attempt {
+            pid,
+            mode,
+            pidfd: RefCell::new(pidfd),
+        }
     }
 
     /// Its process id (valid until reaped).
@@ -80,12 +65,21 @@ impl Attempt {
         self.pid.as_raw()
     }
 
+    /// The pidfd its start gave (the vfork clone's `CLONE_PIDFD`: Linux, native build), handed
+    /// over once, for the event loop to watch the attempt's end through instead of opening one;
+    /// `None` after that, when it was started with `fork`, and on other systems.
+    pub fn take_pidfd(&self) -> Option<OwnedFd> {
+        self.pidfd.take()
+    }
+
     /// Passes `signal` on to the attempt: its process group in [`GroupMode::Own`], the child
     /// itself in [`GroupMode::Shared`] (the group there holds retry too).
     /// Raw numbers, so that real-time signals (`SIGRTMIN..=SIGRTMAX`) pass too.
     pub fn forward(&self, signal: i32) {
         match self.mode {
-            GroupMode::Own => send_group(self.pid, signal),
+            GroupMode::Own => {
+                send_group(self.pid, signal);
+            }
             GroupMode::Shared => send(self.pid, signal),
         }
     }
@@ -102,7 +96,9 @@ impl Attempt {
     /// processes that moved to another group or session.
     pub fn signal_tree(&self, signal: i32) {
         match self.mode {
-            GroupMode::Own => send_group(self.pid, signal),
+            GroupMode::Own => {
+                send_group(self.pid, signal);
+            }
             GroupMode::Shared => send(self.pid, signal),
         }
         for pid in super::os::descendants() {
@@ -149,18 +145,6 @@ impl Attempt {
     }
 }
 
-/// Sends signal number `signal` to process `pid` (errors ignored: it may have ended).
-pub(super) fn send(pid: Pid, signal: i32) {
-    // SAFETY: kill with a pid and a signal number has no memory effects.
-    unsafe { libc::kill(pid.as_raw(), signal) };
-}
-
-/// Sends signal number `signal` to the process group led by `pid`.
-fn send_group(pid: Pid, signal: i32) {
-    // SAFETY: killpg with a group id and a signal number has no memory effects.
-    unsafe { libc::killpg(pid.as_raw(), signal) };
-}
-
 /// Reaps ended children that are not a running attempt (orphans adopted as subreaper).
 pub fn reap_strays() {
     reap_all(None);
@@ -198,16 +182,6 @@ pub fn stdout_reader_gone() -> bool {
         && fds[0]
             .revents()
             .is_some_and(|r| r.contains(PollFlags::POLLERR))
-}
-
-/// Whether `signal` was ignored (SIG_IGN) when asked.
-pub fn is_ignored(signal: i32) -> bool {
-    // SAFETY: sigaction with a null new action only reads the current one into `old`.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN
-    }
 }
 
 /// Ends retry by `signal`, so its parent sees the same death as the attempt's: core dumps are

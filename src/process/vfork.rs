@@ -1,7 +1,8 @@
 //! Spawning without `fork`'s cost (Linux): a `clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD)`
 //! child that runs the set-up of [`super::child`] on its own stack in retry's memory while
 //! retry's thread waits, then calls `execve`. `CLONE_PIDFD` hands back a pidfd of the child at
-//! no extra cost, which the event loop watches instead of opening one ([`take_pidfd`]).
+//! no extra cost: it travels in the attempt ([`super::Attempt::take_pidfd`]), whose end the
+//! event loop watches through it instead of opening one.
 //!
 //! # When the clone is refused
 //! A seccomp filter may refuse the clone (`ENOSYS`, `EPERM`), and an emulator may not support
@@ -17,7 +18,6 @@
 use std::ffi::{c_int, c_void};
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::child::{self, Failed, Prepared};
@@ -28,22 +28,9 @@ const CHILD_STACK: usize = 64 * 1024;
 /// The vfork clone was refused (or did not share memory) once: use `fork` from then on.
 static REFUSED: AtomicBool = AtomicBool::new(false);
 
-/// The pidfds `CLONE_PIDFD` gave for the last children started, until the event loop takes
-/// them (retry starts one child at a time; a few are kept for callers that start several).
-static PIDFDS: Mutex<Vec<(libc::pid_t, OwnedFd)>> = Mutex::new(Vec::new());
-/// How many untaken pidfds are kept at most (the oldest is closed first).
-const KEPT_PIDFDS: usize = 8;
-
 /// Whether the vfork clone is still worth trying (it has not been refused in this process).
 pub fn usable() -> bool {
     !REFUSED.load(Ordering::Relaxed)
-}
-
-/// The pidfd of child `pid` if its clone gave one and nobody took it yet.
-pub fn take_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
-    let mut kept = PIDFDS.lock().unwrap_or_else(|e| e.into_inner());
-    let i = kept.iter().position(|(p, _)| *p == pid)?;
-    Some(kept.remove(i).1)
 }
 
 /// What the child shares with the parent: the plan, and what the launch came to.
@@ -66,14 +53,15 @@ pub enum Error {
     Failed(Failed),
 }
 
-/// Starts the prepared command; returns its pid once it has called `execve` (or failed).
+/// Starts the prepared command; returns its pid, with the pidfd that `CLONE_PIDFD` gave
+/// (`None` on a kernel before 5.2), once it has called `execve` (or failed).
 ///
 /// # Errors
 /// [`Error::Refused`] when the clone is not allowed here (remembered: [`usable`] is then
 /// false); [`Error::Failed`] with [`Failed::Exec`] (`ENOENT` when no candidate exists, `EACCES`
 /// when one exists but cannot be executed, or whatever `execve` said) or [`Failed::Own`] (what
 /// `clone` or the set-up said).
-pub fn spawn(plan: &Prepared) -> Result<libc::pid_t, Error> {
+pub fn spawn(plan: &Prepared) -> Result<(libc::pid_t, Option<OwnedFd>), Error> {
     // Left uninitialised: the child writes its frames before reading them, and zeroing 64 KiB
     // would touch sixteen pages the child never uses (a stack is used from the top).
     let mut stack: Vec<std::mem::MaybeUninit<u8>> = Vec::with_capacity(CHILD_STACK);
@@ -126,22 +114,19 @@ pub fn spawn(plan: &Prepared) -> Result<libc::pid_t, Error> {
     if !shared.started {
         REFUSED.store(true, Ordering::Relaxed);
     }
-    if pidfd >= 0 {
+    let pidfd = if pidfd >= 0 {
         // SAFETY: the kernel just opened this descriptor for us (close-on-exec); nobody else
         // owns it.
-        let fd = unsafe { OwnedFd::from_raw_fd(pidfd) };
-        let mut kept = PIDFDS.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.len() >= KEPT_PIDFDS {
-            kept.remove(0);
-        }
-        kept.push((pid, fd));
-    }
+        Some(unsafe { OwnedFd::from_raw_fd(pidfd) })
+    } else {
+        None
+    };
     if shared.error != 0 {
-        drop(take_pidfd(pid));
+        drop(pidfd);
         child::reap(pid);
         return Err(Error::Failed(Failed::of_child(shared.error, shared.setup)));
     }
-    Ok(pid)
+    Ok((pid, pidfd))
 }
 
 /// The child, between clone and exec. Runs on its own stack in retry's memory while retry's
@@ -165,13 +150,15 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
 mod tests {
     use super::*;
     use crate::process::child::{Stdio, environment};
+    use crate::process::{Attempt, GroupMode};
+    use nix::unistd::Pid;
     use std::ffi::OsString;
 
     fn run(argv: &[&str], env: &[(OsString, OsString)]) -> io::Result<i32> {
         let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
         let plan = Prepared::new(&argv, env, false, [Stdio::Inherit; 3])?;
         let pid = match spawn(&plan) {
-            Ok(pid) => pid,
+            Ok((pid, _pidfd)) => pid,
             Err(Error::Failed(f)) => return Err(f.into()),
             Err(Error::Refused) => panic!("the vfork clone was refused here"),
         };
@@ -184,11 +171,12 @@ mod tests {
     /// Under an emulator that refuses the clone (qemu-user), these tests have nothing to test.
     fn refused_here() -> bool {
         let argv = [OsString::from("true")];
-        let plan = Prepared::new(&argv, &environment(&[]), false, [Stdio::Inherit; 3]).unwrap();
+        let plan =
+            Prepared::new(&argv, &environment(&[], &[]), false, [Stdio::Inherit; 3]).unwrap();
         match spawn(&plan) {
-            Ok(pid) => {
+            Ok((pid, pidfd)) => {
                 child::reap(pid);
-                drop(take_pidfd(pid));
+                drop(pidfd);
                 false
             }
             Err(Error::Refused) => {
@@ -204,7 +192,7 @@ mod tests {
         if refused_here() {
             return;
         }
-        let env = environment(&[("RETRY_TEST_VFORK", "42".into())]);
+        let env = environment(&[("RETRY_TEST_VFORK", "42".into())], &[]);
         assert_eq!(run(&["sh", "-c", "exit 7"], &env).unwrap(), 7);
         assert_eq!(run(&["/bin/sh", "-c", "exit 3"], &env).unwrap(), 3);
         assert_eq!(
@@ -218,7 +206,7 @@ mod tests {
         if refused_here() {
             return;
         }
-        let env = environment(&[]);
+        let env = environment(&[], &[]);
         let e = run(&["no-such-program-xyz"], &env).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         let e = run(&["/etc/passwd"], &env).unwrap_err();
@@ -237,7 +225,7 @@ mod tests {
         std::fs::write(&script, "exit 5\n").unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
-        let env = environment(&[]);
+        let env = environment(&[], &[]);
         assert_eq!(run(&[script.to_str().unwrap()], &env).unwrap(), 5);
     }
 
@@ -247,10 +235,14 @@ mod tests {
             return;
         }
         let argv = [OsString::from("true")];
-        let plan = Prepared::new(&argv, &environment(&[]), false, [Stdio::Inherit; 3]).unwrap();
-        let pid = spawn(&plan).map_err(|e| format!("{e:?}")).unwrap();
-        let fd = take_pidfd(pid).expect("a pidfd from CLONE_PIDFD (Linux 5.2)");
-        assert!(take_pidfd(pid).is_none(), "taken once");
+        let plan =
+            Prepared::new(&argv, &environment(&[], &[]), false, [Stdio::Inherit; 3]).unwrap();
+        let (pid, pidfd) = spawn(&plan).map_err(|e| format!("{e:?}")).unwrap();
+        let attempt = Attempt::new(Pid::from_raw(pid), GroupMode::Own, pidfd);
+        let fd = attempt
+            .take_pidfd()
+            .expect("a pidfd from CLONE_PIDFD (Linux 5.2)");
+        assert!(attempt.take_pidfd().is_none(), "taken once");
         // The pidfd becomes readable when the child ends.
         let mut fds = [nix::poll::PollFd::new(
             std::os::fd::AsFd::as_fd(&fd),

@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -19,7 +19,10 @@ use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::time::TimeSpec;
 
-use super::{Event, Ready};
+use super::event::{Event, Ready};
+use super::listen::{clear_mask, reap_own_children, wanted};
+use super::roles::{from_terminal, is_stop};
+use crate::process::Attempt;
 
 /// The signalfd, and the pidfd of the child being watched.
 #[derive(Debug)]
@@ -36,12 +39,12 @@ impl Events {
     /// # Errors
     /// When the mask cannot be set or the `signalfd` cannot be opened.
     pub fn listen() -> io::Result<Events> {
-        super::clear_mask()?;
-        super::reap_own_children();
-        let wanted = super::wanted();
+        clear_mask()?;
+        reap_own_children();
+        let wanted = wanted();
         // Raw sets: nix's `Signal` has no real-time signals.
         let set = raw_set(wanted.iter().copied());
-        let stops = raw_set(wanted.iter().copied().filter(|&s| super::is_stop(s)));
+        let stops = raw_set(wanted.iter().copied().filter(|&s| is_stop(s)));
         pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)?;
         let signals = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
         // A second signalfd for the stop signals alone, never read: it is readable exactly
@@ -57,13 +60,18 @@ impl Events {
         })
     }
 
-    /// Watches child `pid` (the running attempt or hook) through a pidfd, so its end wakes the
+    /// Watches `child` (the running attempt or hook) through a pidfd, so its end wakes the
     /// wait even if SIGCHLD was coalesced with another: the one its clone gave
-    /// (`CLONE_PIDFD`, Linux 5.2), else one from `pidfd_open` (Linux 5.3). Without either (an
-    /// older kernel, a seccomp filter that refuses them) SIGCHLD alone does it, which the
-    /// signalfd always reads.
-    pub fn watch_child(&self, pid: i32) {
-        *self.child.borrow_mut() = crate::process::take_pidfd(pid).or_else(|| pidfd(pid));
+    /// (`CLONE_PIDFD`, Linux 5.2), which it hands over, else one from `pidfd_open` (Linux 5.3).
+    /// Without either (an older kernel, a seccomp filter that refuses them) SIGCHLD alone does
+    /// it, which the signalfd always reads.
+    pub fn watch_child(&self, child: &Attempt) {
+        self.watch(child.pid(), child.take_pidfd());
+    }
+
+    /// Watches child `pid` through `given`, its pidfd, else one opened for it.
+    fn watch(&self, pid: i32, given: Option<OwnedFd>) {
+        *self.child.borrow_mut() = given.or_else(|| pidfd(pid));
     }
 
     /// Stops watching: call once the child is reaped (its pidfd stays readable).
@@ -119,12 +127,12 @@ impl Events {
         Some(if signal == libc::SIGCHLD {
             Event::Child
         } else {
-            if super::is_stop(signal) {
+            if is_stop(signal) {
                 STOP_READ.store(true, Ordering::Release);
             }
             Event::Signal {
                 signal,
-                from_kernel: super::from_terminal(signal, info.ssi_code),
+                from_kernel: from_terminal(signal, info.ssi_code),
             }
         })
     }
@@ -151,8 +159,11 @@ static STOP_WATCH: OnceLock<SignalFd> = OnceLock::new();
 /// A stop signal was read by the event loop (which then ends the run).
 static STOP_READ: AtomicBool = AtomicBool::new(false);
 
-/// Whether a stop signal has arrived: queued, or read by the event loop already.
-pub(super) fn stop_arrived() -> bool {
+/// Whether a stop signal ([`STOP_SIGNALS`](super::roles::STOP_SIGNALS)) has arrived, still
+/// queued for the event loop or read by it already (either way the run is ending). Always
+/// `false` before [`Events::listen`] (the signals then have their default action and end retry
+/// themselves).
+pub fn stop_arrived() -> bool {
     if STOP_READ.load(Ordering::Acquire) {
         return true;
     }
@@ -163,9 +174,11 @@ pub(super) fn stop_arrived() -> bool {
     matches!(ppoll(&mut fds, Some(TimeSpec::from_duration(std::time::Duration::ZERO)), None), Ok(n) if n > 0)
 }
 
-/// Waits until `fd` is ready for `events` (or has an error or hang-up), a stop signal is
-/// queued, or `until` passes (`None`: no limit), whichever comes first.
-pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<Instant>) -> Ready {
+/// Waits until `fd` is ready for `events` (`POLLIN`, `POLLOUT`; an error or hang-up counts as
+/// ready), a stop signal is queued ([`stop_arrived`]), or `until` passes (`None`: no time
+/// limit), whichever comes first; at once [`Ready::Stop`] when one has arrived before. The one
+/// way retry waits outside its event loop.
+pub fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<Instant>) -> Ready {
     if STOP_READ.load(Ordering::Acquire) {
         return Ready::Stop;
     }
@@ -199,13 +212,10 @@ pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<In
     }
 }
 
-/// A pidfd for child `pid`; `None` when the kernel has none.
+/// A pidfd for child `pid` (`pidfd_open`); `None` when the kernel has none.
 fn pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let fd = i32::try_from(fd).ok().filter(|&fd| fd >= 0)?;
-    // SAFETY: `fd` was just returned by pidfd_open, is open and owned by nobody else.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    let pid = rustix::process::Pid::from_raw(pid)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
 #[cfg(test)]
@@ -261,7 +271,7 @@ mod tests {
         std::thread::spawn(|| {
             let events = Events::listen().unwrap();
             let mut child = std::process::Command::new("true").spawn().unwrap();
-            events.watch_child(i32::try_from(child.id()).unwrap());
+            events.watch(i32::try_from(child.id()).unwrap(), None);
             let limit = Instant::now() + Duration::from_secs(60);
             while events.wait(Some(limit)) != Some(Event::Child) {
                 assert!(Instant::now() < limit, "no child event");

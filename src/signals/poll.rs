@@ -47,7 +47,7 @@ impl Waiter {
     pub fn wait(&self, until: Option<Instant>) -> Woke {
         let left = until.map(|t| t.saturating_duration_since(Instant::now()));
         let mut fds = [PollFd::new(self.pipe, PollFlags::POLLIN)];
-        match poll(&mut fds, super::portable::poll_timeout_for(left)) {
+        match poll(&mut fds, super::poll_timeout::poll_timeout_for(left)) {
             Ok(0) if until.is_some_and(|t| Instant::now() >= t) => Woke::TimedOut,
             Ok(0) | Err(_) => Woke::Interrupted,
             Ok(_) => Woke::Ready,

@@ -12,7 +12,7 @@
 //!
 //! Handlers are installed with `SA_RESTART`, so the pipeline's threads see no `EINTR` from a
 //! signal that lands on them; every signal is blocked while one runs. A child has them reset
-//! to the default before its mask is cleared ([`caught`], `process/child.rs`).
+//! to the default before its mask is cleared (`process::dispositions::caught`, `process/child.rs`).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -20,14 +20,18 @@ use std::ffi::{c_int, c_void};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Instant;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 
+use super::event::{Event, Ready};
+use super::listen::{clear_mask, reap_own_children, wanted};
+use super::poll_timeout::poll_timeout_for;
+use super::roles::{from_terminal, is_stop};
 use super::waiter::{Waiter, Woke};
-use super::{Event, Ready};
+use crate::process::Attempt;
 
 /// The event pipe: (read end, write end), both non-blocking and close-on-exec.
 static EVENT_PIPE: OnceLock<(OwnedFd, OwnedFd)> = OnceLock::new();
@@ -38,9 +42,6 @@ static EVENT_WRITE: AtomicI32 = AtomicI32::new(-1);
 static STOP_WRITE: AtomicI32 = AtomicI32::new(-1);
 /// A stop signal has arrived (it ends the run: the flag is never cleared).
 static STOPPED: AtomicBool = AtomicBool::new(false);
-/// Bit `n % 64` of word `n / 64` set: retry's handler is installed for signal `n` (up to 127:
-/// FreeBSD's real-time signals reach 126).
-static CAUGHT: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 /// The event loop's side: the pipe's read end and the waiter.
 #[derive(Debug)]
@@ -60,14 +61,14 @@ impl Events {
     /// When the mask cannot be set, a pipe or the waiter cannot be made, or a handler cannot be
     /// installed.
     pub fn listen() -> io::Result<Events> {
-        super::clear_mask()?;
-        super::reap_own_children();
+        clear_mask()?;
+        reap_own_children();
         let events = pipe_once(&EVENT_PIPE)?;
         let stops = pipe_once(&STOP_PIPE)?;
         EVENT_WRITE.store(events.1.as_raw_fd(), Ordering::Release);
         STOP_WRITE.store(stops.1.as_raw_fd(), Ordering::Release);
         let waiter = Waiter::new(events.0.as_fd())?;
-        for signal in super::wanted() {
+        for signal in wanted() {
             install(signal)?;
         }
         Ok(Events {
@@ -77,10 +78,10 @@ impl Events {
         })
     }
 
-    /// Watches child `pid` (the running attempt or hook) for its end, where the waiter can
+    /// Watches `child` (the running attempt or hook) for its end, where the waiter can
     /// (kqueue); SIGCHLD tells it everywhere.
-    pub fn watch_child(&self, pid: i32) {
-        self.waiter.watch_child(pid);
+    pub fn watch_child(&self, child: &Attempt) {
+        self.waiter.watch_child(child.pid());
     }
 
     /// Stops watching: call once the child is reaped.
@@ -138,15 +139,6 @@ fn drain(read: BorrowedFd<'_>, queued: &mut VecDeque<Event>) {
     }
 }
 
-/// The signals retry's handler is installed for (empty before [`Events::listen`]).
-pub(super) fn caught() -> Vec<i32> {
-    (1..128)
-        .filter(|&n: &c_int| {
-            CAUGHT[(n / 64) as usize].load(Ordering::Relaxed) & (1 << (n % 64)) != 0
-        })
-        .collect()
-}
-
 /// Makes a pipe once per process, non-blocking and close-on-exec at both ends.
 fn pipe_once(
     cell: &'static OnceLock<(OwnedFd, OwnedFd)>,
@@ -161,7 +153,8 @@ fn pipe_once(
     Ok(cell.get_or_init(|| (read, write)))
 }
 
-/// Installs retry's handler for `signal`, with every signal blocked while it runs.
+/// Installs retry's handler for `signal`, with every signal blocked while it runs, and notes
+/// it for the children (`process::dispositions`, which sets it back to the default in them).
 fn install(signal: c_int) -> io::Result<()> {
     // SAFETY: sigaction_t is plain data; zeroed then filled; `on_signal` has the SA_SIGINFO
     // signature and is async-signal-safe.
@@ -174,14 +167,7 @@ fn install(signal: c_int) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
     }
-    let Some(word) = usize::try_from(signal / 64)
-        .ok()
-        .and_then(|w| CAUGHT.get(w))
-    else {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
-    };
-    word.fetch_or(1 << (signal % 64), Ordering::Relaxed);
-    Ok(())
+    crate::process::dispositions::note_caught(signal)
 }
 
 /// The handler: a record into the event pipe; for a stop signal, the flag and a byte into the
@@ -211,7 +197,7 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mu
         }
         return;
     }
-    if super::is_stop(signal) {
+    if is_stop(signal) {
         STOPPED.store(true, Ordering::Release);
         let fd = STOP_WRITE.load(Ordering::Acquire);
         // SAFETY: write of one byte from a static to a descriptor of ours (or -1: EBADF).
@@ -219,7 +205,7 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, _context: *mu
     }
     let record = [
         u8::try_from(signal).unwrap_or(0),
-        u8::from(super::from_terminal(signal, code)),
+        u8::from(from_terminal(signal, code)),
     ];
     let fd = EVENT_WRITE.load(Ordering::Acquire);
     // SAFETY: write of a local buffer to a descriptor of ours (or -1: EBADF). A full pipe
@@ -258,13 +244,19 @@ fn errno_location() -> *mut c_int {
     return unsafe { libc::__error() };
 }
 
-/// Whether a stop signal has arrived.
-pub(super) fn stop_arrived() -> bool {
+/// Whether a stop signal ([`STOP_SIGNALS`](super::roles::STOP_SIGNALS)) has arrived, still
+/// queued for the event loop or read by it already (either way the run is ending). Always
+/// `false` before [`Events::listen`] (the signals then have their default action and end retry
+/// themselves).
+pub fn stop_arrived() -> bool {
     STOPPED.load(Ordering::Acquire)
 }
 
-/// Waits until `fd` is ready for `events`, a stop signal arrives, or `until` passes.
-pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<Instant>) -> Ready {
+/// Waits until `fd` is ready for `events` (`POLLIN`, `POLLOUT`; an error or hang-up counts as
+/// ready), a stop signal is queued ([`stop_arrived`]), or `until` passes (`None`: no time
+/// limit), whichever comes first; at once [`Ready::Stop`] when one has arrived before. The one
+/// way retry waits outside its event loop.
+pub fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<Instant>) -> Ready {
     loop {
         if stop_arrived() {
             return Ready::Stop;
@@ -286,13 +278,4 @@ pub(super) fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, until: Option<In
             Err(_) => return Ready::Ready,
         }
     }
-}
-
-/// `PollTimeout` for `left` (`None`: none), rounded up to whole milliseconds so that a wait
-/// never ends before its time; at most about 24 days (then it is waited for again).
-pub(super) fn poll_timeout_for(left: Option<std::time::Duration>) -> PollTimeout {
-    left.map_or(PollTimeout::NONE, |l| {
-        let ms = l.as_nanos().div_ceil(1_000_000);
-        PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
-    })
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::Supervisor;
 use super::stop::Stopping;
+use crate::env_file::VARIABLE;
 use crate::observe::{Attempted, Event};
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, LaunchError, Outcome, StopReason};
@@ -71,7 +72,7 @@ impl Supervisor<'_> {
         let piped = self.io.map(RunIo::piped).unwrap_or_default();
         // Decided for each attempt: `retry ... &` then `fg` puts retry in the foreground.
         let mode = GroupMode::detect();
-        let spawned = match process::spawn(&self.config.command, &env, mode, piped) {
+        let spawned = match process::spawn(&self.config.command, &env, &[VARIABLE], mode, piped) {
             Ok(spawned) => spawned,
             Err(LaunchError::Own(e)) => {
                 self.reporter
@@ -89,7 +90,7 @@ impl Supervisor<'_> {
             }
         };
         let child = spawned.attempt;
-        self.events.watch_child(child.pid());
+        self.events.watch_child(&child);
         self.emit(&Event::Spawned(child.pid()));
         let attempt_io = match self
             .io

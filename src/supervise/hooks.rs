@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::{Exit, Supervisor};
 use crate::duration::seconds_value;
+use crate::env_file::VARIABLE;
 use crate::observe::{Event as RunEvent, HookEnd};
 use crate::pipeline::{AttemptIo, RunIo};
 use crate::process::{self, Ended, StopReason};
@@ -72,7 +73,7 @@ impl Supervisor<'_> {
             }
         };
         let output = capture.as_ref().map(|(write, _)| write.as_fd());
-        let spawned = process::spawn_hook(script, &env, output);
+        let spawned = process::spawn_hook(script, &env, &[VARIABLE], output);
         // The hook holds the pipe's write end now: the capture ends when every writer closed it.
         let capture = capture.map(|(_, io)| io);
         let hook = match spawned {
@@ -86,7 +87,7 @@ impl Supervisor<'_> {
                 return Ok(end);
             }
         };
-        self.events.watch_child(hook.pid());
+        self.events.watch_child(&hook);
         // Supervised as an attempt is, by the one child loop (child.rs).
         let end = self.supervise_child(&hook, Instant::now(), limit, StopReason::Deadline, None);
         let (ended, stopped, killed) = (end.ended, end.stopped_by.is_some(), end.stop.killed);
