@@ -21,6 +21,10 @@ use super::breaker::{CircuitBreaker, ProbeLease};
 use super::state::{MAX_TIME_MS, SharedState};
 use super::throttle::TokenBucket;
 
+/// A stored state larger than this is corrupt (a real one is about 250 bytes): the file store
+/// and the Redis store (its script too) refuse to read or write one.
+pub const MAX_STATE_BYTES: u64 = 64 * 1024;
+
 /// The format version written, and the only one read.
 pub const VERSION: u32 = 1;
 

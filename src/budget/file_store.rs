@@ -25,17 +25,13 @@ use nix::fcntl::{Flock, FlockArg, OFlag, openat, renameat};
 use nix::sys::stat::{Mode, fstat};
 
 use super::bounded::{self, Bounded};
-use super::codec;
+use super::codec::{self, MAX_STATE_BYTES};
+use super::error::StoreError;
 use super::key::BudgetKey;
 use super::state::SharedState;
-use super::store::StoreError;
 
 /// How long a run waits for a KEY's lock before it goes on without a budget.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_millis(100);
-
-/// A stored state larger than this is corrupt (a real one is about 250 bytes); the Redis store
-/// has the same limit.
-pub const MAX_STATE_BYTES: u64 = 64 * 1024;
 
 /// A directory of budget state files.
 #[derive(Debug)]

@@ -25,9 +25,9 @@ use redis::{IntoConnectionInfo, Value};
 use socket2::{Domain, SockAddr, Socket, Type};
 
 use super::bounded::{self, Bounded};
-use super::file_store::MAX_STATE_BYTES;
+use super::codec::MAX_STATE_BYTES;
+use super::error::StoreError;
 use super::location::RedisUrl;
-use super::store::StoreError;
 use crate::signals::{self, Ready};
 
 /// The longest [`Conn::open`] waits for the host name lookup and the TCP connect, in all.

@@ -7,11 +7,12 @@
 use std::time::{Duration, SystemTime};
 
 use super::breaker::{Admission, BreakerState, RunEnd};
+use super::error::StoreError;
 use super::key::BudgetKey;
 use super::location::StoreLocation;
 use super::operation::{Answer, Operation};
 use super::state::{AfterAttempt, AttemptOutcome, Begin, BudgetPolicy as Policy, MAX_TIME_MS};
-use super::store::{Store, StoreError};
+use super::store::Store;
 
 /// Milliseconds since the Unix epoch for `t`: 0 before the epoch, at most [`MAX_TIME_MS`]
 /// (the last millisecond of year 9999) after.
