@@ -33,6 +33,7 @@ pub mod held;
 pub mod hints;
 #[cfg(unix)]
 pub mod lock;
+pub mod net;
 #[cfg(unix)]
 pub mod outlet;
 pub mod pipeline;

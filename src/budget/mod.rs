@@ -11,10 +11,9 @@
 //!   encoding), [`location`] (`--budget-store` parsing, password redaction, default
 //!   directory), [`operation`] (the operations as values), [`error`] (every store's error),
 //!   [`file_store`] (`flock`), [`redis_store`] (one Lua script per operation,
-//!   `redis_state.lua`) over [`redis_conn`] (retry's own bounded, interruptible socket I/O),
-//!   [`bounded`] (a blocking call, a lookup or a lock, waited for with a bound and a stop
-//!   signal), and above both stores [`store`] (each operation performed atomically by the store
-//!   chosen).
+//!   `redis_state.lua`) over [`redis_conn`] (RESP over retry's bounded, interruptible socket
+//!   I/O, [`crate::net`]), and above both [`store`] (each operation performed atomically by
+//!   the store chosen).
 //! - [`session`]: one run's [`Budget`], with the wall clock, failing open on any store error.
 //!
 //! A supervisor uses one [`Budget`] per run, in this order:
@@ -40,7 +39,6 @@
 //! store (a lock, a server, a host name lookup) ends at once on a stop signal, without a
 //! warning: the run then ends by the signal.
 
-pub mod bounded;
 pub mod codec;
 pub mod error;
 pub mod file_store;

@@ -30,6 +30,8 @@ pub use metrics::RunResult;
 use spans::{Attr, Trace};
 use traceparent::SpanContext;
 
+use crate::net::Failure;
+
 /// `--metrics-file` and its job label.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Metrics {
@@ -411,12 +413,13 @@ pub fn export(
         until,
     ) {
         Ok(_) => Ok(()),
-        Err(http::Failure::Stopped) => Err("a stop signal arrived".into()),
-        Err(http::Failure::TimedOut) => Err(format!(
+        Err(Failure::Stopped) => Err("a stop signal arrived".into()),
+        Err(Failure::TimedOut(_)) => Err(format!(
             "no answer within OTEL_EXPORTER_OTLP_TIMEOUT ({}ms)",
             exporter.timeout.as_millis()
         )),
-        Err(http::Failure::Other(why)) => Err(why),
+        Err(Failure::Io(step, e)) => Err(http::io_words(step, &e)),
+        Err(Failure::Other(why)) => Err(why),
     }
 }
 
