@@ -15,6 +15,7 @@
 
 mod backoff;
 mod conditions;
+mod env;
 mod errors;
 pub mod generate;
 pub mod help;
@@ -158,6 +159,12 @@ impl Origins {
         self.from_env.insert(id.to_string());
     }
 
+    /// Forgets argument `id`: its value plays no part (as if its variable were not read).
+    pub fn forget(&mut self, id: &str) {
+        self.from_env.remove(id);
+        self.typed.remove(id);
+    }
+
     /// The value of argument `id` as it was typed, control characters escaped (a message is one
     /// line), for a message that refuses it: `10000y`, not what retry made of it.
     pub fn typed(&self, id: &str) -> Option<String> {
@@ -246,7 +253,7 @@ pub fn documented() -> clap::Command {
 /// `ignore_errors`), so that a usage error can be a JSON event too; text when it cannot be told.
 pub fn log_format_of(args: &[OsString]) -> LogFormat {
     // Every other value is taken as it is, so a bad one does not end clap's reading early.
-    read::with_env(Cli::command(), |_| false)
+    env::with_env(Cli::command(), |_| false)
         .mut_args(|arg| {
             if arg.get_id() != "log_format" && arg.get_action().takes_values() {
                 arg.value_parser(clap::builder::ValueParser::os_string())
