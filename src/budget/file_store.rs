@@ -27,7 +27,7 @@ use nix::sys::stat::{Mode, fstat};
 use super::codec::{self, MAX_STATE_BYTES};
 use super::error::StoreError;
 use super::key::BudgetKey;
-use super::state::SharedState;
+use crate::backoff::shared_state::SharedState;
 use crate::net::bounded::{self, Bounded};
 
 /// How long a run waits for a KEY's lock before it goes on without a budget.

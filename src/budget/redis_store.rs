@@ -26,7 +26,6 @@ use std::time::Duration;
 
 use redis::Value;
 
-use super::breaker::RunEnd;
 use super::codec::{self, MAX_STATE_BYTES};
 use super::error::StoreError;
 use super::key::BudgetKey;
@@ -34,7 +33,8 @@ use super::location::RedisUrl;
 use super::operation::{Answer, Operation};
 pub use super::redis_conn::CONNECT_TIMEOUT;
 use super::redis_conn::Conn;
-use super::state::{AttemptOutcome, BudgetPolicy, SharedState};
+use crate::backoff::breaker::RunEnd;
+use crate::backoff::shared_state::{AttemptOutcome, BudgetPolicy, SharedState};
 
 /// The most one round trip waits for the server (an operation makes two when the server
 /// must first be sent the script).

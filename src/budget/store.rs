@@ -9,7 +9,7 @@ use super::key::BudgetKey;
 use super::location::StoreLocation;
 use super::operation::{Answer, Operation};
 use super::redis_store::RedisStore;
-use super::state::{BudgetPolicy, SharedState};
+use crate::backoff::shared_state::{BudgetPolicy, SharedState};
 
 /// A store of budget state: a directory of files or a Redis server.
 #[derive(Debug)]
