@@ -5,7 +5,7 @@ use std::ffi::{OsStr, OsString};
 
 use clap::error::{ContextKind, ContextValue};
 
-use super::one_line;
+use super::errors::one_line;
 
 /// The value of environment variable `name`, `None` when unset or empty.
 fn env_value(name: &OsStr) -> Option<OsString> {

@@ -7,7 +7,6 @@ use std::ffi::OsString;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-use super::one_line;
 use crate::report::escape;
 
 /// The usage line, as `retry -h` shows it.
@@ -224,6 +223,24 @@ pub fn unknown_after_a_flag(
         "'--{name}{value}' needs a value, and '{unknown}' looks like a flag (a value starting \
          with '-' is written --{name}={unknown}) (try 'retry --help')"
     ))
+}
+
+/// clap's multi-line error as one line: the message, without the usage and help hints.
+pub fn one_line(rendered: &str) -> String {
+    let message = rendered
+        .split("\n\nUsage:")
+        .next()
+        .unwrap_or(rendered)
+        .split("\n\nFor more information")
+        .next()
+        .unwrap_or(rendered);
+    let message = message.strip_prefix("error: ").unwrap_or(message);
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use clap::builder::StyledStr;
 use clap::{Arg, CommandFactory};
 
-use super::Cli;
+use super::definition::Cli;
 
 /// A command line and what it does.
 #[derive(Clone, Copy, Debug)]

@@ -10,9 +10,11 @@ use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
+use super::definition::Cli;
 use super::env::{env_error, with_env};
+use super::parsed::{Origins, Parsed, Stop};
 use super::simulate::RunJitter;
-use super::{Cli, Origins, Parsed, SimulateArgs, Stop};
+use super::simulate::SimulateArgs;
 
 /// [`super::parse`], reading the environment only if `env`.
 pub(super) fn parse_reading(args: &[OsString], env: bool) -> Result<Parsed, Stop> {
