@@ -50,7 +50,7 @@ pub use self::names::value_name;
 pub use self::output::{ByteLimit, OutputArgs};
 pub use self::parsed::{Origins, Parsed, Stop};
 pub use self::protect::ProtectArgs;
-pub use self::simulate::{ModelName, SimulateArgs};
+pub use self::simulate::{ModelName, RunJitter, SimulateArgs};
 pub use self::stopping::StoppingArgs;
 pub use self::telemetry::TelemetryArgs;
 use crate::types::LogFormat;

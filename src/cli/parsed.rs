@@ -70,7 +70,7 @@ pub struct Parsed {
     pub origins: Origins,
 }
 
-/// Why [`parse`] did not produce a command line.
+/// Why [`super::parse`] did not produce a command line.
 #[derive(Debug)]
 pub enum Stop {
     /// `-h`, `--help` or `--version`: print this (to stdout, styled on a terminal) and exit 0.
