@@ -35,6 +35,7 @@ pub mod held;
 pub mod hints;
 #[cfg(unix)]
 pub mod lock;
+pub mod net;
 pub mod observe;
 pub mod observers;
 #[cfg(unix)]

@@ -37,7 +37,7 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag, open};
 use nix::sys::stat::Mode;
 
-use crate::budget::bounded::{self, Bounded};
+use crate::net::bounded::{self, Bounded};
 
 /// A lock held: released when dropped (or when retry ends).
 #[derive(Debug)]

@@ -1,8 +1,11 @@
 //! Small value types that the command line parses and the rest of retry reads, and the small
 //! enums of the validated settings that retry's words show ([`Verbosity`], [`Shape`]): shared
-//! here so that [`crate::cli`], [`crate::preset`], [`crate::config`] and [`crate::report`] use
-//! them without depending on one another.
+//! here so that [`crate::cli`], [`crate::preset`], [`crate::config`], [`crate::report`] and
+//! [`crate::budget`] use them without depending on one another.
 
+use std::ffi::OsStr;
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 use std::str::FromStr;
 
 /// `--max-retries`: a count of retries after the first attempt, or `unlimited` (`None`).
@@ -100,6 +103,62 @@ impl Shape {
             Shape::Streak(n) => n,
             Shape::Plain | Shape::UntilFail => 1,
         }
+    }
+}
+
+/// The longest budget KEY accepted, in bytes.
+pub const MAX_KEY_BYTES: usize = 255;
+
+/// A validated budget KEY (`--budget KEY`); its forms in the stores, as a file name and as a
+/// Redis key, are the budget module's.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BudgetKey(Vec<u8>);
+
+impl BudgetKey {
+    /// Accepts any bytes, 1 to [`MAX_KEY_BYTES`] long (`/`, `..`, NUL, newlines, non-UTF-8:
+    /// all are encoded safely by the stores).
+    ///
+    /// # Errors
+    /// A message (without the flag's name) for an empty or overlong KEY.
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Result<BudgetKey, String> {
+        let bytes = bytes.into();
+        if bytes.is_empty() {
+            return Err("a budget KEY cannot be empty".into());
+        }
+        if bytes.len() > MAX_KEY_BYTES {
+            return Err(format!(
+                "a budget KEY is at most {MAX_KEY_BYTES} bytes, not {}",
+                bytes.len()
+            ));
+        }
+        Ok(BudgetKey(bytes))
+    }
+
+    /// As [`BudgetKey::new`], from a command-line argument.
+    ///
+    /// # Errors
+    /// As [`BudgetKey::new`].
+    pub fn from_os(arg: &OsStr) -> Result<BudgetKey, String> {
+        BudgetKey::new(arg.as_bytes())
+    }
+
+    /// The KEY's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Display for BudgetKey {
+    /// The KEY for messages: lossy UTF-8 with control characters escaped.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in String::from_utf8_lossy(&self.0).chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
     }
 }
 

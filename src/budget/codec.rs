@@ -17,9 +17,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::breaker::{CircuitBreaker, ProbeLease};
-use super::state::{MAX_TIME_MS, SharedState};
-use super::throttle::TokenBucket;
+use crate::backoff::breaker::{CircuitBreaker, ProbeLease};
+use crate::backoff::shared_state::{MAX_TIME_MS, SharedState};
+use crate::backoff::throttle::TokenBucket;
+
+/// A stored state larger than this is corrupt (a real one is about 250 bytes): the file store
+/// and the Redis store (its script too) refuse to read or write one.
+pub const MAX_STATE_BYTES: u64 = 64 * 1024;
 
 /// The format version written, and the only one read.
 pub const VERSION: u32 = 1;

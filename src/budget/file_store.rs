@@ -24,18 +24,14 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag, openat, renameat};
 use nix::sys::stat::{Mode, fstat};
 
-use super::bounded::{self, Bounded};
-use super::codec;
+use super::codec::{self, MAX_STATE_BYTES};
+use super::error::StoreError;
 use super::key::BudgetKey;
-use super::state::SharedState;
-use super::store::StoreError;
+use crate::backoff::shared_state::SharedState;
+use crate::net::bounded::{self, Bounded};
 
 /// How long a run waits for a KEY's lock before it goes on without a budget.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_millis(100);
-
-/// A stored state larger than this is corrupt (a real one is about 250 bytes); the Redis store
-/// has the same limit.
-pub const MAX_STATE_BYTES: u64 = 64 * 1024;
 
 /// A directory of budget state files.
 #[derive(Debug)]
@@ -136,7 +132,7 @@ impl FileStore {
     /// Takes `flock(LOCK_EX)` on `lock`: at once if it is free; otherwise a helper thread
     /// blocks in `flock(2)`, which the kernel wakes as soon as the holder releases the lock,
     /// and the run waits for it up to the lock timeout, or until a stop signal arrives
-    /// ([`super::bounded`]). (Polling with `LOCK_NB` and sleeps, as a first version did, lets a
+    /// ([`crate::net::bounded`]). (Polling with `LOCK_NB` and sleeps, as a first version did, lets a
     /// waiter miss every moment the lock is free when dozens of runs take it in turn: 40 runs
     /// started together on 2 busy cores gave up after 100 ms by the dozen.) A helper that gets
     /// the lock after the wait was given up finds nobody waiting and releases it at once.

@@ -1,13 +1,10 @@
 //! Budget KEYs (`--budget KEY`): any byte string of 1 to [`MAX_KEY_BYTES`] bytes, and its safe
-//! forms as a file name and as a Redis key.
+//! forms as a file name and as a Redis key. The KEY itself ([`BudgetKey`]) is one of the small
+//! values the command line parses ([`crate::types`]); its forms in the stores are the budget's.
 
-use std::ffi::OsStr;
-use std::fmt;
 use std::hash::Hasher;
-use std::os::unix::ffi::OsStrExt;
 
-/// The longest KEY accepted, in bytes.
-pub const MAX_KEY_BYTES: usize = 255;
+pub use crate::types::{BudgetKey, MAX_KEY_BYTES};
 
 /// Encoded file names longer than this are shortened (prefix plus hash): `NAME_MAX` is 255 on
 /// Linux and the store adds a suffix of up to 5 bytes.
@@ -16,52 +13,16 @@ const MAX_FILE_STEM: usize = 200;
 /// The namespace of every Redis key retry writes: `retry:budget:KEY`.
 pub const REDIS_PREFIX: &[u8] = b"retry:budget:";
 
-/// A validated budget KEY.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct BudgetKey(Vec<u8>);
-
 impl BudgetKey {
-    /// Accepts any bytes, 1 to [`MAX_KEY_BYTES`] long (`/`, `..`, NUL, newlines, non-UTF-8:
-    /// all are encoded safely by the stores).
-    ///
-    /// # Errors
-    /// A message (without the flag's name) for an empty or overlong KEY.
-    pub fn new(bytes: impl Into<Vec<u8>>) -> Result<BudgetKey, String> {
-        let bytes = bytes.into();
-        if bytes.is_empty() {
-            return Err("a budget KEY cannot be empty".into());
-        }
-        if bytes.len() > MAX_KEY_BYTES {
-            return Err(format!(
-                "a budget KEY is at most {MAX_KEY_BYTES} bytes, not {}",
-                bytes.len()
-            ));
-        }
-        Ok(BudgetKey(bytes))
-    }
-
-    /// As [`BudgetKey::new`], from a command-line argument.
-    ///
-    /// # Errors
-    /// As [`BudgetKey::new`].
-    pub fn from_os(arg: &OsStr) -> Result<BudgetKey, String> {
-        BudgetKey::new(arg.as_bytes())
-    }
-
-    /// The KEY's bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-
     /// A file-name stem that is safe for any KEY: ASCII letters, digits, `_` and `-` as they
     /// are, every other byte as `%XX` (so the stem never contains `/` or `.` and is never
     /// `.` or `..`); distinct KEYs give distinct stems. A stem that would be longer than 200
     /// bytes keeps its first 180 and appends `~` and the 64-bit FNV-1a hash of the whole KEY
     /// in hex.
     pub fn file_stem(&self) -> String {
-        let mut stem = String::with_capacity(self.0.len() * 3);
+        let mut stem = String::with_capacity(self.as_bytes().len() * 3);
         let mut cut = None;
-        for &b in &self.0 {
+        for &b in self.as_bytes() {
             if stem.len() <= 180 {
                 cut = Some(stem.len());
             }
@@ -73,7 +34,7 @@ impl BudgetKey {
         }
         if stem.len() > MAX_FILE_STEM {
             let mut hasher = fnv::FnvHasher::default();
-            hasher.write(&self.0);
+            hasher.write(self.as_bytes());
             stem.truncate(cut.unwrap_or(0));
             stem.push_str(&format!("~{:016x}", hasher.finish()));
         }
@@ -82,21 +43,7 @@ impl BudgetKey {
 
     /// The Redis key: [`REDIS_PREFIX`] then the KEY's bytes (Redis keys are binary-safe).
     pub fn redis_key(&self) -> Vec<u8> {
-        [REDIS_PREFIX, &self.0].concat()
-    }
-}
-
-impl fmt::Display for BudgetKey {
-    /// The KEY for messages: lossy UTF-8 with control characters escaped.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for c in String::from_utf8_lossy(&self.0).chars() {
-            if c.is_control() {
-                write!(f, "{}", c.escape_default())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        Ok(())
+        [REDIS_PREFIX, self.as_bytes()].concat()
     }
 }
 

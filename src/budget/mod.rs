@@ -7,13 +7,13 @@
 //!   `retry-tool-backoff` crate and re-exported here: [`throttle`] ([`TokenBucket`]),
 //!   [`breaker`] ([`CircuitBreaker`]), [`state`] ([`SharedState`] and the run's operations on
 //!   it). The simulator (`--model failure-rate`) runs these very operations with its own clock.
-//! - stored form and stores: [`codec`] (versioned JSON), [`key`] (KEY encoding),
-//!   [`location`] (`--budget-store` parsing, password redaction, default directory),
-//!   [`operation`] (the operations as values), [`store`] (each operation performed
-//!   atomically), [`file_store`] (`flock`), [`redis_store`] (one Lua script per operation,
-//!   `redis_state.lua`) over [`redis_conn`] (retry's own bounded, interruptible socket I/O),
-//!   [`bounded`] (a blocking call, a lookup or a lock, waited for with a bound and a stop
-//!   signal).
+//! - stored form and stores: [`codec`] (versioned JSON, the size limit), [`key`] (KEY
+//!   encoding), [`location`] (`--budget-store` parsing, password redaction, default
+//!   directory), [`operation`] (the operations as values), [`error`] (every store's error),
+//!   [`file_store`] (`flock`), [`redis_store`] (one Lua script per operation,
+//!   `redis_state.lua`) over [`redis_conn`] (RESP over retry's bounded, interruptible socket
+//!   I/O, [`crate::net`]), and above both [`store`] (each operation performed atomically by
+//!   the store chosen).
 //! - [`session`]: one run's [`Budget`], with the wall clock, failing open on any store error.
 //!
 //! A supervisor uses one [`Budget`] per run, in this order:
@@ -39,8 +39,8 @@
 //! store (a lock, a server, a host name lookup) ends at once on a stop signal, without a
 //! warning: the run then ends by the signal.
 
-pub mod bounded;
 pub mod codec;
+pub mod error;
 pub mod file_store;
 pub mod key;
 pub mod location;
@@ -54,6 +54,7 @@ pub use retry_tool_backoff::shared_state as state;
 pub use retry_tool_backoff::{breaker, throttle};
 
 pub use breaker::{Admission, BreakerPolicy, BreakerState, CircuitBreaker, ProbeLease, RunEnd};
+pub use error::StoreError;
 pub use key::BudgetKey;
 pub use location::{StoreLocation, default_dir, parse_store_location};
 pub use operation::{Answer, Operation};
@@ -62,5 +63,5 @@ pub use session::{Budget, epoch_ms, from_epoch_ms, wait_until};
 /// has always given them.
 pub use state::BudgetPolicy as Policy;
 pub use state::{AfterAttempt, AttemptOutcome, Begin, BudgetPolicy, MAX_TIME_MS, SharedState};
-pub use store::{Store, StoreError};
+pub use store::Store;
 pub use throttle::{Throttle, TokenBucket};

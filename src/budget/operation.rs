@@ -4,8 +4,10 @@
 //! them on the server, and computes the answer here from the state the script saw, with the
 //! same Rust code.
 
-use super::breaker::{BreakerState, RunEnd};
-use super::state::{AfterAttempt, AttemptOutcome, Begin, BudgetPolicy, SharedState};
+use crate::backoff::breaker::{BreakerState, RunEnd};
+use crate::backoff::shared_state::{
+    AfterAttempt, AttemptOutcome, Begin, BudgetPolicy, SharedState,
+};
 
 /// One operation, with what it needs besides the policy and the time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,34 +1,29 @@
 //! One connection to a Redis (or Valkey) server, within the rule of [`crate::signals`]: every
 //! wait is bounded as a whole and ends as soon as a stop signal is queued.
 //!
-//! The socket I/O is retry's own, on a non-blocking socket driven by [`signals::wait_ready`];
-//! the `redis` crate only encodes commands ([`redis::Cmd::get_packed_command`]) and parses
-//! replies ([`redis::Parser`]). The host name lookup (`getaddrinfo(3)`, which has no
-//! non-blocking form and may wait 30 s on a resolver that does not answer) runs in a helper
-//! thread ([`super::bounded`]); a literal IP address needs no lookup. The lookup and the
-//! connect wait at most [`CONNECT_TIMEOUT`] in all, and each round trip ([`Conn::call`]: `AUTH`
-//! and `SELECT` when the URL asks for them, each operation's script) at most
-//! [`ROUND_TRIP_TIMEOUT`] in all, whatever the server does: a reply sent a byte at a time, or
-//! never, costs that long and no more. What is counted is the time spent waiting,
-//! not the time retry spends between waits, which on a loaded machine is mostly its wait for a
-//! CPU (a thousand runs started together on two cores wait that long for their turn, and
-//! their server answered meanwhile). A reply longer than [`MAX_REPLY`] ends the call with an
-//! error before more is read.
+//! The socket I/O is retry's own bounded network code ([`crate::net`]: the lookup in a helper
+//! thread, the non-blocking connect, every wait ended by a stop signal); the `redis` crate
+//! only encodes commands ([`redis::Cmd::get_packed_command`]) and parses replies
+//! ([`redis::Parser`]). What is RESP's stays here: how many replies a call waits for, when
+//! they are complete, and the words of every error. The lookup and the connect wait at most
+//! [`CONNECT_TIMEOUT`] in all, and each round trip ([`Conn::call`]: `AUTH` and `SELECT` when
+//! the URL asks for them, each operation's script) at most [`ROUND_TRIP_TIMEOUT`] in all,
+//! whatever the server does: a reply sent a byte at a time, or never, costs that long and no
+//! more. What is counted is the time spent waiting ([`Patience::waiting`]), not the time retry
+//! spends between waits, which on a loaded machine is mostly its wait for a CPU (a thousand
+//! runs started together on two cores wait that long for their turn, and their server answered
+//! meanwhile). A reply longer than [`MAX_REPLY`] ends the call with an error before more is
+//! read.
 
-use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
-use std::os::fd::AsFd;
-use std::time::{Duration, Instant};
+use std::net::TcpStream;
+use std::time::Duration;
 
-use nix::poll::PollFlags;
 use redis::{IntoConnectionInfo, Value};
-use socket2::{Domain, SockAddr, Socket, Type};
 
-use super::bounded::{self, Bounded};
-use super::file_store::MAX_STATE_BYTES;
+use super::codec::MAX_STATE_BYTES;
+use super::error::StoreError;
 use super::location::RedisUrl;
-use super::store::StoreError;
-use crate::signals::{self, Ready};
+use crate::net::{Failure, Patience, Step, tcp};
 
 /// The longest [`Conn::open`] waits for the host name lookup and the TCP connect, in all.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
@@ -52,42 +47,6 @@ impl std::fmt::Debug for Conn {
     }
 }
 
-/// How long a step may still wait for the server, spent by each wait as it goes.
-#[derive(Clone, Copy, Debug)]
-struct Patience {
-    left: Duration,
-}
-
-impl Patience {
-    /// Waits of `limit` in all.
-    fn new(limit: Duration) -> Patience {
-        Patience { left: limit }
-    }
-
-    /// The instant the patience ends if it is all spent on one wait starting now.
-    fn until(&self) -> Instant {
-        let now = Instant::now();
-        now.checked_add(self.left).unwrap_or(now)
-    }
-
-    /// Waits until `fd` is ready for `events`, as long as the patience lasts and within the
-    /// rule of [`crate::signals`]. A descriptor already ready is ready, however little
-    /// patience is left.
-    fn wait(&mut self, fd: &impl AsFd, events: PollFlags, what: &str) -> Result<(), Failure> {
-        let start = Instant::now();
-        let ready = signals::wait_ready(fd.as_fd(), events, Some(self.until()));
-        self.left = self.left.saturating_sub(start.elapsed());
-        match ready {
-            Ready::Ready => Ok(()),
-            Ready::Stop => Err(Failure::Stopped),
-            Ready::TimedOut => Err(Failure::Other(format!(
-                "the server did not {what} in time ({}ms)",
-                ROUND_TRIP_TIMEOUT.as_millis()
-            ))),
-        }
-    }
-}
-
 impl Conn {
     /// Connects to the server at `url` and authenticates, within [`CONNECT_TIMEOUT`] in all.
     ///
@@ -97,7 +56,7 @@ impl Conn {
     /// database, or any of it takes too long.
     pub fn open(url: &RedisUrl) -> Result<Conn, StoreError> {
         let server = url.to_string();
-        let mut patience = Patience::new(CONNECT_TIMEOUT);
+        let mut patience = Patience::waiting(CONNECT_TIMEOUT);
         let fail = |reason: String| StoreError::Redis {
             server: server.clone(),
             reason,
@@ -109,8 +68,9 @@ impl Conn {
         let redis::ConnectionAddr::Tcp(host, port) = info.addr().clone() else {
             return Err(fail("not a TCP address".into()));
         };
-        let addresses = resolve(&host, port, &mut patience).map_err(|e| e.at(&server))?;
-        let stream = connect(&addresses, &mut patience).map_err(|e| e.at(&server))?;
+        let stream = tcp::resolve(&host, port, &mut patience, "budget-dns")
+            .and_then(|addresses| tcp::connect(&addresses, &mut patience, true))
+            .map_err(|e| store_error(e, &host, &server))?;
         let mut conn = Conn { stream, server };
         let settings = info.redis_settings();
         let mut setup = Vec::new();
@@ -164,38 +124,24 @@ impl Conn {
     /// server closes the connection, sends what is not a reply or more than [`MAX_REPLY`]
     /// bytes, or does not answer in time. The connection should not be used after an error.
     pub fn call(&mut self, packed: &[u8], replies: usize) -> Result<Vec<Value>, StoreError> {
-        let mut patience = Patience::new(ROUND_TRIP_TIMEOUT);
-        self.send(packed, &mut patience)
+        let mut patience = Patience::waiting(ROUND_TRIP_TIMEOUT);
+        tcp::send(&mut self.stream, packed, &mut patience)
             .and_then(|()| self.receive(replies, &mut patience))
-            .map_err(|e| e.at(&self.server))
+            .map_err(|e| store_error(e, "", &self.server))
     }
 
-    fn send(&mut self, mut bytes: &[u8], patience: &mut Patience) -> Result<(), Failure> {
-        while !bytes.is_empty() {
-            match self.stream.write(bytes) {
-                Ok(0) => return Err(Failure::Other("the server closed the connection".into())),
-                Ok(n) => bytes = &bytes[n..],
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    patience.wait(&self.stream, PollFlags::POLLOUT, "take the command")?;
-                }
-                Err(e) => return Err(Failure::Other(format!("cannot send: {e}"))),
-            }
-        }
-        Ok(())
-    }
-
+    /// Reads until `replies` replies are complete.
     fn receive(&mut self, replies: usize, patience: &mut Patience) -> Result<Vec<Value>, Failure> {
         let mut buf = Vec::new();
         let mut chunk = [0u8; 8192];
         loop {
-            match self.stream.read(&mut chunk) {
-                Ok(0) => {
+            match tcp::receive(&mut self.stream, &mut chunk, patience)? {
+                0 => {
                     return Err(Failure::Other(
                         "the server closed the connection before replying".into(),
                     ));
                 }
-                Ok(n) => {
+                n => {
                     buf.extend_from_slice(&chunk[..n]);
                     if buf.len() > MAX_REPLY {
                         return Err(Failure::Other(format!(
@@ -209,11 +155,6 @@ impl Conn {
                         return Ok(values);
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    patience.wait(&self.stream, PollFlags::POLLIN, "reply")?;
-                }
-                Err(e) => return Err(Failure::Other(format!("cannot read the reply: {e}"))),
             }
         }
     }
@@ -235,87 +176,34 @@ fn parse(buf: &[u8], replies: usize) -> Result<Option<Vec<Value>>, Failure> {
     Ok(Some(values))
 }
 
-/// Why a step of a connection failed, before the server's name is added.
-#[derive(Debug)]
-enum Failure {
-    Stopped,
-    Other(String),
-}
-
-impl Failure {
-    fn at(self, server: &str) -> StoreError {
-        match self {
-            Failure::Stopped => StoreError::Stopped,
-            Failure::Other(reason) => StoreError::Redis {
-                server: server.to_string(),
-                reason,
-            },
-        }
-    }
-}
-
-/// The addresses of `host`: the address itself when it is one, else a lookup in a helper
-/// thread, waited for as long as `patience` lasts.
-fn resolve(host: &str, port: u16, patience: &mut Patience) -> Result<Vec<SocketAddr>, Failure> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(vec![SocketAddr::new(ip, port)]);
-    }
-    let name = host.to_string();
-    let start = Instant::now();
-    let until = patience.until();
-    let lookup = bounded::call("budget-dns", until, move || {
-        (name.as_str(), port)
-            .to_socket_addrs()
-            .map(Iterator::collect::<Vec<_>>)
-    });
-    patience.left = patience.left.saturating_sub(start.elapsed());
-    match lookup {
-        Ok(Bounded::Done(Ok(addresses))) if !addresses.is_empty() => Ok(addresses),
-        Ok(Bounded::Done(Ok(_))) => Err(Failure::Other(format!("{host} has no address"))),
-        Ok(Bounded::Done(Err(e))) => Err(Failure::Other(format!("cannot resolve {host}: {e}"))),
-        Ok(Bounded::Stopped) => Err(Failure::Stopped),
-        Ok(Bounded::TimedOut) => Err(Failure::Other(format!(
+/// `failure` as this store's error on `server` (password redacted), in the words a Redis
+/// user sees; `host` names the lookup that took too long.
+fn store_error(failure: Failure, host: &str, server: &str) -> StoreError {
+    let reason = match failure {
+        Failure::Stopped => return StoreError::Stopped,
+        Failure::TimedOut(Step::Lookup) => format!(
             "the lookup of {host} did not answer within {}ms",
             CONNECT_TIMEOUT.as_millis()
-        ))),
-        Err(e) => Err(Failure::Other(format!("cannot resolve {host}: {e}"))),
-    }
-}
-
-/// A non-blocking TCP connection (with `TCP_NODELAY`, as Redis clients set it) to the first
-/// of `addresses` that accepts while `patience` lasts.
-fn connect(addresses: &[SocketAddr], patience: &mut Patience) -> Result<TcpStream, Failure> {
-    let mut last = Failure::Other("no address to connect to".into());
-    for address in addresses {
-        let mut attempt = || -> Result<TcpStream, Failure> {
-            let other = |e: io::Error| Failure::Other(format!("cannot connect to {address}: {e}"));
-            let socket =
-                Socket::new(Domain::for_address(*address), Type::STREAM, None).map_err(other)?;
-            socket.set_nonblocking(true).map_err(other)?;
-            // No request waits for the ACK of an earlier one (Nagle's algorithm).
-            socket.set_tcp_nodelay(true).map_err(other)?;
-            match socket.connect(&SockAddr::from(*address)) {
-                Ok(()) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
-                    patience.wait(&socket, PollFlags::POLLOUT, "accept the connection")?;
-                    if let Some(e) = socket.take_error().map_err(other)? {
-                        return Err(other(e));
-                    }
-                }
-                Err(e) => return Err(other(e)),
-            }
-            Ok(TcpStream::from(socket))
-        };
-        match attempt() {
-            Ok(stream) => return Ok(stream),
-            Err(Failure::Stopped) => return Err(Failure::Stopped),
-            Err(e) => last = e,
+        ),
+        Failure::TimedOut(step) => {
+            let what = match step {
+                Step::Lookup | Step::Connect => "accept the connection",
+                Step::Send => "take the command",
+                Step::Receive => "reply",
+            };
+            format!(
+                "the server did not {what} in time ({}ms)",
+                ROUND_TRIP_TIMEOUT.as_millis()
+            )
         }
-        if patience.left.is_zero() {
-            break;
-        }
+        Failure::Io(Step::Receive, e) => format!("cannot read the reply: {e}"),
+        Failure::Io(_, e) => format!("cannot send: {e}"),
+        Failure::Other(reason) => reason,
+    };
+    StoreError::Redis {
+        server: server.to_string(),
+        reason,
     }
-    Err(last)
 }
 
 #[cfg(test)]

@@ -26,16 +26,15 @@ use std::time::Duration;
 
 use redis::Value;
 
-use super::breaker::RunEnd;
-use super::codec;
-use super::file_store::MAX_STATE_BYTES;
+use super::codec::{self, MAX_STATE_BYTES};
+use super::error::StoreError;
 use super::key::BudgetKey;
 use super::location::RedisUrl;
 use super::operation::{Answer, Operation};
 pub use super::redis_conn::CONNECT_TIMEOUT;
 use super::redis_conn::Conn;
-use super::state::{AttemptOutcome, BudgetPolicy, SharedState};
-use super::store::StoreError;
+use crate::backoff::breaker::RunEnd;
+use crate::backoff::shared_state::{AttemptOutcome, BudgetPolicy, SharedState};
 
 /// The most one round trip waits for the server (an operation makes two when the server
 /// must first be sent the script).
@@ -151,7 +150,7 @@ impl RedisStore {
         }
     }
 
-    /// [`super::store::Store::perform`] for this store: one script run on the server.
+    /// `Store::perform` for this store: one script run on the server.
     ///
     /// # Errors
     /// [`StoreError::Redis`] (unreachable, timeout, an error reply), [`StoreError::Corrupt`]
@@ -179,7 +178,7 @@ impl RedisStore {
         Ok((answer, state))
     }
 
-    /// [`super::store::Store::load`] for this store: `STRLEN` and `GETRANGE` of at most
+    /// `Store::load` for this store: `STRLEN` and `GETRANGE` of at most
     /// 64 KiB, in one round trip.
     ///
     /// # Errors

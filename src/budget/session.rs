@@ -1,4 +1,4 @@
-//! One run's use of its budget: the [`SharedState`](super::state::SharedState) operations performed through a store with
+//! One run's use of its budget: the [`SharedState`](crate::backoff::shared_state::SharedState) operations performed through a store with
 //! the wall clock, failing open. After the first store error the run goes on as without a
 //! budget: every later call returns `None` at once without touching the store, and
 //! [`Budget::take_warning`] yields the one warning line to print (none when the error is a stop
@@ -6,12 +6,15 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::breaker::{Admission, BreakerState, RunEnd};
+use super::error::StoreError;
 use super::key::BudgetKey;
 use super::location::StoreLocation;
 use super::operation::{Answer, Operation};
-use super::state::{AfterAttempt, AttemptOutcome, Begin, BudgetPolicy as Policy, MAX_TIME_MS};
-use super::store::{Store, StoreError};
+use super::store::Store;
+use crate::backoff::breaker::{Admission, BreakerState, RunEnd};
+use crate::backoff::shared_state::{
+    AfterAttempt, AttemptOutcome, Begin, BudgetPolicy as Policy, MAX_TIME_MS,
+};
 
 /// Milliseconds since the Unix epoch for `t`: 0 before the epoch, at most [`MAX_TIME_MS`]
 /// (the last millisecond of year 9999) after.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::value_name;
+use super::names::value_name;
 use crate::backoff::Jitter;
 use crate::duration::{is_unlimited, parse_duration};
 use crate::preset::Preset;

@@ -7,7 +7,6 @@ use std::ffi::OsString;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-use super::one_line;
 use crate::report::escape;
 
 /// The usage line, as `retry -h` shows it.
@@ -157,6 +156,91 @@ pub fn not_found_hint(
     Some(format!(
         "'{program}' is not a command; quote a value with spaces: {flag} '{value} {program}'"
     ))
+}
+
+/// Whether `flag` as typed (`--cap`, `-c`, `-qc`: the last of a cluster) takes a value in
+/// `command`.
+pub fn takes_value(command: &clap::Command, flag: &str) -> bool {
+    let found = if let Some(long) = flag.strip_prefix("--") {
+        command.get_arguments().find(|a| a.get_long() == Some(long))
+    } else {
+        let short = flag.strip_prefix('-').and_then(|s| s.chars().last());
+        command
+            .get_arguments()
+            .find(|a| short.is_some() && a.get_short() == short)
+    };
+    found.is_some_and(|a| a.get_action().takes_values())
+}
+
+/// The message for an unknown flag right after a flag that takes a value and does not take
+/// one starting with `-` (`--budget -x`): clap's "unexpected argument '-x'" with its tip "use
+/// '-- -x'" would make `-x` the command; the flag was more likely given no value. `None` for
+/// any other error, and for an unknown flag elsewhere.
+pub fn unknown_after_a_flag(
+    command: &clap::Command,
+    args: &[OsString],
+    e: &clap::Error,
+) -> Option<String> {
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(unknown)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .take_while(|a| a.as_encoded_bytes() != b"--")
+        .map(|a| a.to_str())
+        .collect::<Option<_>>()?;
+    // clap names the first unknown letter of a cluster (`-z` of `-zz`).
+    let in_cluster = |w: &str| {
+        unknown.len() == 2
+            && !w.starts_with("--")
+            && w.starts_with('-')
+            && w.contains(&unknown[1..])
+    };
+    let at = words.iter().position(|w| w == unknown || in_cluster(w))?;
+    let (flag, unknown) = (*words.get(at.checked_sub(1)?)?, words[at]);
+    if !flag.starts_with('-') || flag.contains('=') || !takes_value(command, flag) {
+        return None;
+    }
+    let long = flag
+        .strip_prefix("--")
+        .and_then(|l| command.get_arguments().find(|a| a.get_long() == Some(l)))
+        .or_else(|| {
+            let short = flag.strip_prefix('-')?.chars().last()?;
+            command
+                .get_arguments()
+                .find(|a| a.get_short() == Some(short))
+        })?;
+    let (name, unknown) = (long.get_long()?, escape(unknown));
+    let value = long
+        .get_value_names()
+        .and_then(|v| v.first())
+        .map_or(String::new(), |v| format!(" <{v}>"));
+    Some(format!(
+        "'--{name}{value}' needs a value, and '{unknown}' looks like a flag (a value starting \
+         with '-' is written --{name}={unknown}) (try 'retry --help')"
+    ))
+}
+
+/// clap's multi-line error as one line: the message, without the usage and help hints.
+pub fn one_line(rendered: &str) -> String {
+    let message = rendered
+        .split("\n\nUsage:")
+        .next()
+        .unwrap_or(rendered)
+        .split("\n\nFor more information")
+        .next()
+        .unwrap_or(rendered);
+    let message = message.strip_prefix("error: ").unwrap_or(message);
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]

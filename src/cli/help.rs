@@ -1,12 +1,12 @@
 //! The help retry prints: `-h` fits one screen (usage, the flags most people need first,
 //! three examples, the exit statuses, where to read more), `--help` has every flag under its
 //! heading and ends with every example and the exit statuses in full. The examples and exit
-//! statuses are also the man page's ([`super::man`]): written once, here.
+//! statuses are also the man page's (`man.rs`): written once, here.
 
 use clap::builder::StyledStr;
 use clap::{Arg, CommandFactory};
 
-use super::Cli;
+use super::definition::Cli;
 
 /// A command line and what it does.
 #[derive(Clone, Copy, Debug)]

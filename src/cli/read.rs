@@ -1,61 +1,27 @@
-//! Reading a command line into [`Cli`]: the `RETRY_<FLAG>` variables and where each value came
-//! from, the message naming the variable at fault, and `--simulate` turning `--jitter` into a
-//! list of modes.
+//! Reading a command line into [`Cli`], in one parse: the plain line without clap, where each
+//! value came from (a `RETRY_<FLAG>` variable or the line; [`super::env`] names the variable
+//! at fault), and `--simulate` turning `--jitter` into a list of modes, which a run refuses in
+//! its own words.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 
 use clap::builder::ValueParser;
-use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
-use retry_tool_simulate::Mode;
 
-use super::{Cli, Origins, Parsed, SimulateArgs, Stop, one_line};
+use super::definition::Cli;
+use super::env::{env_error, with_env};
+use super::parsed::{Origins, Parsed, Stop};
+use super::simulate::RunJitter;
+use super::simulate::SimulateArgs;
 
 /// [`super::parse`], reading the environment only if `env`.
 pub(super) fn parse_reading(args: &[OsString], env: bool) -> Result<Parsed, Stop> {
     if let Some(parsed) = plain(args, env) {
         return Ok(parsed);
     }
-    let read_env = |_: &str| env;
-    let kind = Kind::of(args);
-    let parsed = parse_as(kind, args, &read_env);
-    let Err(Stop::Usage(message)) = parsed else {
-        return parsed;
-    };
-    if kind == Kind::Simulate {
-        return Err(Stop::Usage(message));
-    }
-    // A run refused what a simulation accepts: `--jitter` or `RETRY_JITTER` lists modes.
-    let simulation = match parse_as(Kind::Simulate, args, &read_env) {
-        Ok(simulation) => simulation,
-        // `--help` and `--version` read as the same text either way.
-        Err(Stop::Display(e)) => return Err(Stop::Display(e)),
-        Err(Stop::Usage(_)) => return Err(Stop::Usage(message)),
-    };
-    if simulation.cli.generate.is_some() {
-        // Generating documentation needs no settings.
-        return Ok(simulation);
-    }
-    let (cli, origins) = (&simulation.cli, &simulation.origins);
-    let from_env = origins.is_env("jitter");
-    if from_env && cli.backoff.preset.is_some() && !origins.is_env("preset") {
-        // `--preset` on the command line outranks RETRY_JITTER, whose list plays no part.
-        return parse_as(kind, args, &|id: &str| env && id != "jitter");
-    }
-    let names: Vec<&str> = cli
-        .simulate
-        .modes
-        .iter()
-        .flatten()
-        .map(|m| m.name())
-        .collect();
-    let from = if from_env { " from RETRY_JITTER" } else { "" };
-    Err(Stop::Usage(format!(
-        "--jitter ({}{from}): a run takes one jitter mode; lists of modes and no-backoff are \
-         for --simulate",
-        names.join(",")
-    )))
+    parse_as(Kind::of(args), args, &|_: &str| env)
 }
 
 /// The plain command line `retry [--] COMMAND [ARGS]...` (no option, and, when `env`, no
@@ -168,9 +134,15 @@ impl Kind {
     /// The clap command for this kind of command line.
     fn command(self) -> clap::Command {
         match self {
-            Kind::Run => Cli::command(),
             // `mut_args` keeps the order of the arguments (and so of the help); `mut_arg`
             // would move `--jitter` last.
+            Kind::Run => Cli::command().mut_args(|arg| {
+                if arg.get_id() == "jitter" {
+                    SimulateArgs::jitter_for_a_run(arg)
+                } else {
+                    arg
+                }
+            }),
             Kind::Simulate => Cli::command().mut_args(|arg| {
                 if arg.get_id() == "jitter" {
                     SimulateArgs::jitter_as_modes(arg)
@@ -205,8 +177,8 @@ fn parse_as(
     // Without the environment: if the command line alone is at fault, say so as clap does.
     let mut bare = with_env(kind.command(), |_| false);
     let matches = bare.try_get_matches_from_mut(args).map_err(|e| {
-        let message =
-            unknown_after_a_flag(&bare, args, &e).unwrap_or_else(|| super::errors::usage(&e));
+        let message = super::errors::unknown_after_a_flag(&bare, args, &e)
+            .unwrap_or_else(|| super::errors::usage(&e));
         Stop::Usage(message)
     })?;
     let parsed = from_matches(matches, &bare, kind, args)?;
@@ -214,11 +186,19 @@ fn parse_as(
         // Generating documentation needs no settings: a bad variable must not stop it.
         return Ok(parsed);
     }
-    Err(Stop::Usage(env_error(kind, args, read_env, &full_error)))
+    Err(Stop::Usage(env_error(
+        &kind.command(),
+        args,
+        read_env,
+        &full_error,
+    )))
 }
 
 /// `Cli` from matches, with the origin of every value taken from the environment. With
-/// `--simulate`, `--jitter` goes to [`SimulateArgs::modes`].
+/// `--simulate`, `--jitter` goes to [`SimulateArgs::modes`]; a run refuses a value only a
+/// simulation takes ([`RunJitter::ForSimulate`]), unless it generates documentation (which
+/// needs no settings) or the value came from `RETRY_JITTER` and a `--preset` on the command
+/// line outranks it (the variable then plays no part).
 fn from_matches(
     mut matches: ArgMatches,
     command: &clap::Command,
@@ -233,157 +213,39 @@ fn from_matches(
         }
     }
     origins.set_typed(command, &matches);
-    let modes = match kind {
-        Kind::Simulate => matches.remove_one::<Vec<Mode>>("jitter"),
-        Kind::Run => None,
+    let (modes, run_jitter) = match kind {
+        Kind::Simulate => (SimulateArgs::take_modes(&mut matches), None),
+        Kind::Run => (None, SimulateArgs::take_run_jitter(&mut matches)),
     };
     let mut cli = Cli::from_arg_matches_mut(&mut matches)
         .map_err(|e| Stop::Usage(super::errors::usage(&e)))?;
     cli.simulate.modes = modes;
-    cli.not_found_hint =
-        super::errors::not_found_hint(args, &cli.command, |flag| takes_value(command, flag));
+    match run_jitter {
+        Some(RunJitter::One(one)) => cli.backoff.jitter = Some(one),
+        Some(RunJitter::ForSimulate(names)) if cli.generate.is_none() => {
+            let from_env = origins.is_env("jitter");
+            if !(from_env && cli.backoff.preset.is_some() && !origins.is_env("preset")) {
+                let from = if from_env { " from RETRY_JITTER" } else { "" };
+                return Err(Stop::Usage(format!(
+                    "--jitter ({names}{from}): a run takes one jitter mode; lists of modes and \
+                     no-backoff are for --simulate"
+                )));
+            }
+            // `--preset` on the command line outranks RETRY_JITTER, whose list plays no part.
+            origins.forget("jitter");
+        }
+        Some(RunJitter::ForSimulate(_)) | None => {}
+    }
+    cli.not_found_hint = super::errors::not_found_hint(args, &cli.command, |flag| {
+        super::errors::takes_value(command, flag)
+    });
     Ok(Parsed { cli, origins })
-}
-
-/// Whether `flag` as typed (`--cap`, `-c`, `-qc`: the last of a cluster) takes a value in
-/// `command`.
-fn takes_value(command: &clap::Command, flag: &str) -> bool {
-    let found = if let Some(long) = flag.strip_prefix("--") {
-        command.get_arguments().find(|a| a.get_long() == Some(long))
-    } else {
-        let short = flag.strip_prefix('-').and_then(|s| s.chars().last());
-        command
-            .get_arguments()
-            .find(|a| short.is_some() && a.get_short() == short)
-    };
-    found.is_some_and(|a| a.get_action().takes_values())
-}
-
-/// The message for an unknown flag right after a flag that takes a value and does not take
-/// one starting with `-` (`--budget -x`): clap's "unexpected argument '-x'" with its tip "use
-/// '-- -x'" would make `-x` the command; the flag was more likely given no value. `None` for
-/// any other error, and for an unknown flag elsewhere.
-fn unknown_after_a_flag(
-    command: &clap::Command,
-    args: &[OsString],
-    e: &clap::Error,
-) -> Option<String> {
-    if e.kind() != ErrorKind::UnknownArgument {
-        return None;
-    }
-    let Some(ContextValue::String(unknown)) = e.get(ContextKind::InvalidArg) else {
-        return None;
-    };
-    let words: Vec<&str> = args
-        .iter()
-        .skip(1)
-        .take_while(|a| a.as_encoded_bytes() != b"--")
-        .map(|a| a.to_str())
-        .collect::<Option<_>>()?;
-    // clap names the first unknown letter of a cluster (`-z` of `-zz`).
-    let in_cluster = |w: &str| {
-        unknown.len() == 2
-            && !w.starts_with("--")
-            && w.starts_with('-')
-            && w.contains(&unknown[1..])
-    };
-    let at = words.iter().position(|w| w == unknown || in_cluster(w))?;
-    let (flag, unknown) = (*words.get(at.checked_sub(1)?)?, words[at]);
-    if !flag.starts_with('-') || flag.contains('=') || !takes_value(command, flag) {
-        return None;
-    }
-    let long = flag
-        .strip_prefix("--")
-        .and_then(|l| command.get_arguments().find(|a| a.get_long() == Some(l)))
-        .or_else(|| {
-            let short = flag.strip_prefix('-')?.chars().last()?;
-            command
-                .get_arguments()
-                .find(|a| a.get_short() == Some(short))
-        })?;
-    let (name, unknown) = (long.get_long()?, crate::report::escape(unknown));
-    let value = long
-        .get_value_names()
-        .and_then(|v| v.first())
-        .map_or(String::new(), |v| format!(" <{v}>"));
-    Some(format!(
-        "'--{name}{value}' needs a value, and '{unknown}' looks like a flag (a value starting \
-         with '-' is written --{name}={unknown}) (try 'retry --help')"
-    ))
-}
-
-/// The value of environment variable `name`, `None` when unset or empty.
-fn env_value(name: &OsStr) -> Option<OsString> {
-    std::env::var_os(name).filter(|v| !v.is_empty())
-}
-
-/// `command` reading the environment only for the arguments `keep` accepts (by id), and never
-/// from an empty variable. (The help shows `[env: NAME=value]` only for the ones it reads.)
-pub(super) fn with_env(command: clap::Command, keep: impl Fn(&str) -> bool) -> clap::Command {
-    let skip = |arg: &clap::Arg| {
-        arg.get_env().is_some_and(|name| {
-            !keep(arg.get_id().as_str()) || std::env::var_os(name).is_some_and(|v| v.is_empty())
-        })
-    };
-    if !command.get_arguments().any(skip) {
-        // The usual case: nothing to take away, and rebuilding every argument costs start-up.
-        return command;
-    }
-    command.mut_args(|arg| {
-        if skip(&arg) {
-            arg.env(None::<&'static str>)
-        } else {
-            arg
-        }
-    })
-}
-
-/// The one-line message for a parse that failed only because of the environment: finds the
-/// variable at fault by reading the variables one at a time.
-fn env_error(
-    kind: Kind,
-    args: &[OsString],
-    read_env: &dyn Fn(&str) -> bool,
-    full_error: &clap::Error,
-) -> String {
-    for arg in Cli::command().get_arguments() {
-        let (Some(name), Some(long)) = (arg.get_env(), arg.get_long()) else {
-            continue;
-        };
-        let id = arg.get_id().as_str();
-        let Some(value) = env_value(name).filter(|_| read_env(id)) else {
-            continue;
-        };
-        let probe = with_env(kind.command(), |other| other == id);
-        if let Err(e) = probe.try_get_matches_from(args) {
-            return format!(
-                "invalid value '{}' for {} (--{long}): {}",
-                crate::report::escape(&value.to_string_lossy()),
-                name.to_string_lossy(),
-                crate::report::escape(&reason(&e))
-            );
-        }
-    }
-    format!(
-        "in the RETRY_* environment variables: {}",
-        super::errors::usage(full_error)
-    )
-}
-
-/// What was wrong with a value, from clap's error: the value parser's own message, or the
-/// values it would have accepted.
-fn reason(e: &clap::Error) -> String {
-    if let Some(source) = std::error::Error::source(e) {
-        return source.to_string();
-    }
-    if let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) {
-        return format!("expected one of {}", valid.join(", "));
-    }
-    one_line(&e.render().to_string())
 }
 
 #[cfg(test)]
 mod tests {
+    use retry_tool_simulate::Mode;
+
     use super::super::{JitterArg, parse_hermetic};
     use super::*;
 

@@ -9,10 +9,12 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
+use clap::builder::{EnumValueParser, PossibleValue, StringValueParser, TypedValueParser};
 use clap::{Args, ValueEnum, ValueHint, value_parser};
 use retry_tool_simulate::Mode;
 use strum::VariantArray;
+
+use super::backoff::JitterArg;
 
 /// The flags under the "Simulation" heading, flattened into [`super::Cli`]. None of them
 /// reads the environment; all but `--simulate` need `--simulate`.
@@ -105,6 +107,70 @@ impl SimulateArgs {
     /// [`Mode::parse_list`] (exact names, none twice), completions offering every mode.
     pub fn jitter_as_modes(arg: clap::Arg) -> clap::Arg {
         arg.value_parser(ModesParser)
+    }
+
+    /// The list of modes a simulation's `--jitter` gave ([`SimulateArgs::jitter_as_modes`]),
+    /// taken out of `matches` before the rest is read into [`super::Cli`].
+    pub fn take_modes(matches: &mut clap::ArgMatches) -> Option<Vec<Mode>> {
+        matches.remove_one::<Vec<Mode>>("jitter")
+    }
+
+    /// `--jitter` as a run reads it: one [`JitterArg`], refused as clap refuses any value
+    /// outside the enum, except a value only a simulation takes (a list of modes,
+    /// `no-backoff`), which is read as [`RunJitter::ForSimulate`] for the caller to refuse in
+    /// its own words. So the line is parsed once, whatever `--jitter` holds.
+    pub fn jitter_for_a_run(arg: clap::Arg) -> clap::Arg {
+        arg.value_parser(RunJitterParser)
+    }
+
+    /// What a run's `--jitter` gave ([`SimulateArgs::jitter_for_a_run`]), taken out of
+    /// `matches` before the rest is read into [`super::Cli`].
+    pub fn take_run_jitter(matches: &mut clap::ArgMatches) -> Option<RunJitter> {
+        matches.remove_one::<RunJitter>("jitter")
+    }
+}
+
+/// A run's `--jitter` value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunJitter {
+    /// One mode, as a run takes it.
+    One(JitterArg),
+    /// A value only `--simulate` takes: the names of its modes, comma-separated.
+    ForSimulate(String),
+}
+
+/// Parses a run's `--jitter` for clap: [`JitterArg`]'s own parser, and a simulation's list
+/// where that refuses.
+#[derive(Clone, Copy, Debug)]
+struct RunJitterParser;
+
+impl TypedValueParser for RunJitterParser {
+    type Value = RunJitter;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<RunJitter, clap::Error> {
+        match EnumValueParser::<JitterArg>::new().parse_ref(cmd, arg, value) {
+            Ok(one) => Ok(RunJitter::One(one)),
+            Err(e) => match value.to_str().map(Mode::parse_list) {
+                Some(Ok(modes)) => {
+                    let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+                    Ok(RunJitter::ForSimulate(names.join(",")))
+                }
+                _ => Err(e),
+            },
+        }
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            JitterArg::value_variants()
+                .iter()
+                .filter_map(ValueEnum::to_possible_value),
+        ))
     }
 }
 

@@ -8,10 +8,9 @@
 //! when nothing sets it.
 
 use std::fs::File;
-use std::io::{self, Write};
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use retry_tool_simulate::{
     DEFAULT_RUNS, Mode, Model, SimSpec, SpecError, SweepPoint, render_svg, simulate, sweep,
     write_table,
@@ -21,6 +20,7 @@ use crate::cli::{Cli, ModelName, Origins, SimulateArgs};
 use crate::config::{self, Backoff};
 use crate::status::Exit;
 
+use super::common::{count_without_command, create_plot, curve, print, write_plot};
 use super::failure_rate;
 
 /// Runs the simulation that `cli` asks for (`--simulate` is given) and returns how retry ends:
@@ -41,20 +41,6 @@ pub fn run_cli(cli: Cli, origins: &Origins) -> Exit {
             Exit::OwnFailure
         }
     }
-}
-
-/// `--simulate`'s count, checking that no COMMAND was given.
-pub(super) fn count_without_command(cli: &Cli) -> Result<u32> {
-    let Some(count) = cli.simulate.clients else {
-        bail!("--simulate is missing");
-    };
-    if let Some(word) = cli.command.first() {
-        bail!(
-            "--simulate runs no command, yet '{}' was given as one",
-            word.to_string_lossy()
-        );
-    }
-    Ok(count)
 }
 
 /// A checked simulation request.
@@ -126,41 +112,6 @@ impl Job {
     }
 }
 
-/// Creates `--plot`'s file before anything runs, so an unwritable path fails at once.
-pub(super) fn create_plot(path: Option<PathBuf>) -> Result<Option<(PathBuf, File)>> {
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    let file =
-        File::create(&path).with_context(|| format!("cannot write --plot {}", path.display()))?;
-    Ok(Some((path, file)))
-}
-
-/// Writes the chart `svg` to `--plot`'s file, created by [`create_plot`].
-pub(super) fn write_plot((path, mut file): (PathBuf, File), svg: &str) -> Result<()> {
-    file.write_all(svg.as_bytes())
-        .and_then(|()| file.flush())
-        .with_context(|| format!("cannot write --plot {}", path.display()))
-}
-
-/// Prints the heading line `# {heading}` and the tables `table` writes to stdout; a closed
-/// stdout (`| head`) just ends the output.
-pub(super) fn print(
-    heading: &str,
-    table: impl FnOnce(&mut io::StdoutLock<'static>) -> io::Result<()>,
-) -> Result<()> {
-    let mut out = io::stdout().lock();
-    let printed = writeln!(out, "# {heading}")
-        .and_then(|()| table(&mut out))
-        .and_then(|()| out.flush());
-    match printed {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(e).context("cannot write the simulation's table")
-        }
-        _ => Ok(()),
-    }
-}
-
 /// A refused simulation's message, after the flag at fault: `--simulate` for too many
 /// clients, `--capacity` for too small a capacity. The parsers refuse every other bad value
 /// already; for them this is a safety net.
@@ -184,11 +135,7 @@ fn describe(spec: &SimSpec, points: &[SweepPoint]) -> String {
         [_] | [] if spec.clients == 1 => "1 client".to_string(),
         _ => format!("{} clients", spec.clients),
     };
-    let mut text = format!(
-        "{}, {clients}: {}, ",
-        spec.model,
-        super::curve(&spec.policy)
-    );
+    let mut text = format!("{}, {clients}: {}, ", spec.model, curve(&spec.policy));
     match spec.max_retries {
         Some(n) => text.push_str(&format!("at most {n} retries")),
         None => text.push_str("retries unlimited"),

@@ -21,7 +21,7 @@ use retry_tool_simulate::{Mode, SpecError};
 use crate::cli::{Cli, Origins};
 use crate::config::{self, Backoff, DEFAULT_MAX_RETRIES};
 
-use super::dispatch::{count_without_command, create_plot, print, write_plot};
+use super::common::{count_without_command, create_plot, curve, print, write_plot};
 
 /// Runs the simulation `cli` asks for (`--model failure-rate`).
 ///
@@ -156,7 +156,7 @@ fn describe(spec: &FailureRateSpec, points: &[RatePoint]) -> String {
     }
     match spec.mode {
         Mode::NoBackoff => retries.push_str(", no backoff"),
-        mode => retries.push_str(&format!(", {mode} jitter, {}", super::curve(p))),
+        mode => retries.push_str(&format!(", {mode} jitter, {}", curve(p))),
     }
     let (t, b) = (&spec.throttle, &spec.breaker);
     format!(

@@ -11,7 +11,7 @@ pub const TRACES_PATH: &str = "v1/traces";
 /// Credentials in the URL (`http://user:password@host`) are neither sent nor ever printed: the
 /// URL returned has its userinfo dropped entirely (so every line naming the endpoint, such as
 /// a failed export's, shows none), and a value echoed in a warning has it replaced by `***`
-/// ([`hide_userinfo`]). The user name is hidden with the password, for it is often a token.
+/// (`hide_userinfo`). The user name is hidden with the password, for it is often a token.
 /// Credentials go in `OTEL_EXPORTER_OTLP_HEADERS` (`Authorization=Basic ...`).
 ///
 /// # Errors

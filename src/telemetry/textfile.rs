@@ -7,7 +7,7 @@
 //! take turns: each holds `flock(2)` on the directory while it reads the old file and renames
 //! the new one, so no run's count is lost. The lock is waited for at most [`LOCK_WAIT`], and
 //! not at all once a stop signal has arrived (within the rule of [`crate::signals`], through
-//! [`crate::budget::bounded`]); a run that could not have it still replaces the file whole,
+//! [`crate::net::bounded`]); a run that could not have it still replaces the file whole,
 //! and says so. A FIFO, device node, socket or directory at PATH is never replaced.
 
 use std::fs::File;
@@ -21,7 +21,7 @@ use nix::fcntl::{Flock, FlockArg};
 
 use super::metrics::{Carried, RunRecord, render};
 use super::prom_parse::{self, escape_label};
-use crate::budget::bounded::{self, Bounded};
+use crate::net::bounded::{self, Bounded};
 
 /// The longest a run waits for another run's turn at the metrics file.
 pub const LOCK_WAIT: Duration = Duration::from_secs(10);

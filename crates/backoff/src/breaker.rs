@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use crate::shared_state::{MAX_TIME_MS, later};
+use crate::epoch::{MAX_TIME_MS, later};
 
 /// How the breaker trips and recovers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

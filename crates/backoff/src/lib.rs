@@ -52,6 +52,7 @@
 //! ```
 
 pub mod breaker;
+mod epoch;
 mod give_up;
 mod jitter;
 mod policy;

@@ -17,15 +17,7 @@
 use crate::breaker::{Admission, BreakerPolicy, BreakerState, CircuitBreaker, RunEnd};
 use crate::throttle::{Throttle, TokenBucket};
 
-/// The latest time a state holds: 9999-12-31T23:59:59.999Z, in epoch milliseconds. RFC 3339
-/// (<https://www.rfc-editor.org/rfc/rfc3339>) has four-digit years, so this is the last time it
-/// can write; a stored time past it is corrupt.
-pub const MAX_TIME_MS: u64 = 253_402_300_799_999;
-
-/// `now_ms + ms`, never past [`MAX_TIME_MS`].
-pub fn later(now_ms: u64, ms: u64) -> u64 {
-    now_ms.saturating_add(ms).min(MAX_TIME_MS)
-}
+pub use crate::epoch::{MAX_TIME_MS, later};
 
 /// One run's settings for its KEY: the `retry` command's `--budget` flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
