@@ -19,16 +19,15 @@ mod tests;
 use std::ffi::OsString;
 use std::time::Duration;
 
-use anyhow::Result;
-use regex::bytes::Regex;
-
 use crate::backoff::Policy;
 use crate::ci::Ci;
 use crate::cli::{Cli, Origins};
 use crate::codes::{CodeSet, Conditions};
 use crate::duration::{is_unlimited, limit};
+use crate::pipeline;
 use crate::stop_signal::StopSignal;
 use crate::types::{ColorWhen, HookFailure, LogFormat};
+use anyhow::Result;
 
 pub use self::backoff::{Backoff, DEFAULT_BASE, DEFAULT_CAP, DEFAULT_JITTER, DEFAULT_MULTIPLIER};
 pub use self::loops::{LockSettings, Shape};
@@ -55,58 +54,6 @@ pub struct Hooks {
     pub stop_on_failure: bool,
     /// `--on-give-up`: once, when giving up.
     pub on_give_up: Option<String>,
-}
-
-/// Pipeline I/O settings: `--replay-stdin`, `--stdout-on-success`, the output conditions,
-/// `--http-hints` and `--idle-timeout`.
-#[derive(Clone, Debug, Default)]
-pub struct Pipeline {
-    /// Record stdin once and give every attempt the same bytes.
-    pub replay_stdin: bool,
-    /// `--max-replay`: the most bytes of stdin recorded, `None` for unlimited.
-    pub max_replay: Option<u64>,
-    /// Hold each attempt's stdout until it succeeds.
-    pub stdout_on_success: bool,
-    /// `--chronic`: hold all output, and print it only if the run does not succeed.
-    pub chronic: bool,
-    /// `--max-output`: the most bytes `--chronic` holds, `None` for unlimited.
-    pub max_output: Option<u64>,
-    /// A matching output line makes the attempt a failure.
-    pub retry_if_output: Vec<Regex>,
-    /// A matching output line stops the retrying.
-    pub stop_if_output: Vec<Regex>,
-    /// Server hints: capture group 1 is a number of seconds or an HTTP-date for the next delay.
-    pub delay_from_output: Vec<Regex>,
-    /// `--http-hints`: read HTTP response header lines in the output for server hints.
-    pub http_hints: bool,
-    /// `--idle-timeout`: an attempt that writes nothing on stdout or stderr this long is
-    /// stopped; `None` when absent or 0.
-    pub idle_timeout: Option<Duration>,
-    /// CI folds are on ([`crate::ci::Ci::folds`]): the attempt's output passes through retry,
-    /// which ends a last line left without a newline, so that every fold marker starts a
-    /// line of the log.
-    pub end_lines: bool,
-}
-
-impl Pipeline {
-    /// Whether any output condition (or `--http-hints`) needs the attempt's output read line
-    /// by line.
-    pub fn matches_output(&self) -> bool {
-        self.http_hints
-            || !(self.retry_if_output.is_empty()
-                && self.stop_if_output.is_empty()
-                && self.delay_from_output.is_empty())
-    }
-
-    /// Whether the attempt simply inherits retry's descriptors (no copies at all).
-    pub fn is_plain(&self) -> bool {
-        !self.replay_stdin
-            && !self.stdout_on_success
-            && !self.chronic
-            && !self.matches_output()
-            && self.idle_timeout.is_none()
-            && !self.end_lines
-    }
 }
 
 /// Everything a run needs, validated.
@@ -143,7 +90,7 @@ pub struct Config {
     /// `--on-retry` and `--on-give-up`.
     pub hooks: Hooks,
     /// Pipeline I/O: stdin replay, held stdout, output conditions, server hints, idleness.
-    pub pipeline: Pipeline,
+    pub pipeline: pipeline::Settings,
     /// `--max-hint`: a server's hint asking for a longer wait makes retry give up at once
     /// ([`Duration::MAX`] when 0 lifts the limit).
     pub max_hint: Duration,
@@ -253,7 +200,7 @@ impl Config {
                 stop_on_failure: cli.hooks.on_retry_fail == HookFailure::Stop,
                 on_give_up: cli.hooks.on_give_up,
             },
-            pipeline: Pipeline {
+            pipeline: pipeline::Settings {
                 replay_stdin: output.replay_stdin,
                 max_replay: output
                     .max_replay

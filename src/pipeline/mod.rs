@@ -16,6 +16,7 @@ mod out;
 mod pump;
 mod replay;
 mod rest;
+mod settings;
 mod tasks;
 
 use std::fs::File;
@@ -29,6 +30,7 @@ pub use chronic::WriteOut;
 pub use out::Out;
 pub use pump::{Findings, LineMatcher, MATCH_LINE_LIMIT, Rules};
 pub use rest::Rest;
+pub use settings::Settings;
 pub use tasks::Tasks;
 
 use activity::Activity;
@@ -36,7 +38,6 @@ use cancel::Cancel;
 use pump::{PumpEnd, Sink, pump};
 use replay::FeedEnd;
 
-use crate::config::Pipeline;
 use crate::held::{Held, Stream};
 use crate::process::Piped;
 use crate::process::relay::Relayed;
@@ -83,7 +84,7 @@ pub struct RunIo {
     /// out, in the exact order it was written (two pipes are read by two threads, which
     /// cannot tell which of two writes came first).
     merged: bool,
-    /// CI folds are on ([`Pipeline::end_lines`]): each pump ends the last line it passed on
+    /// CI folds are on ([`Settings::end_lines`]): each pump ends the last line it passed on
     /// with a newline if the attempt left it without one, so that the fold's end marker, and
     /// retry's line after it, start a line of the log.
     end_lines: bool,
@@ -187,7 +188,7 @@ impl RunIo {
     ///
     /// # Errors
     /// When stdin, stdout or stderr cannot be duplicated, or a thread cannot start.
-    pub fn new(pipeline: &Pipeline) -> io::Result<RunIo> {
+    pub fn new(pipeline: &Settings) -> io::Result<RunIo> {
         let rules = pipeline.matches_output().then(|| {
             Arc::new(Rules {
                 retry_if: pipeline.retry_if_output.clone(),
