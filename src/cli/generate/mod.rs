@@ -3,7 +3,7 @@
 //!
 //! Copies are committed under `man/` and `completions/` (see [`Target::path`]); the test
 //! `tests/cli/generated.rs` regenerates them and fails on any difference. The completion
-//! scripts are built in `generate/complete.rs`, with the glue that completes the wrapped
+//! scripts are built in `complete.rs` beside this file, with the glue that completes the wrapped
 //! command.
 
 use std::io::{self, Write};
