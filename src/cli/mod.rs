@@ -36,7 +36,7 @@ use clap::{CommandFactory, Parser, ValueEnum, ValueHint};
 
 pub use self::backoff::{BackoffArgs, DelayList, JitterArg, MAX_DELAYS};
 pub use self::conditions::ConditionArgs;
-use self::generate::Target;
+use self::generate::target::Target;
 pub use self::hooks::HookArgs;
 pub use self::lock::LockArgs;
 pub use self::loops::LoopArgs;

@@ -8,43 +8,14 @@
 
 use std::io::{self, Write};
 
-use clap::ValueEnum;
 use clap_complete::Shell;
 
 use crate::cli;
 
 mod complete;
+pub mod target;
 
-/// What `--generate` prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Target {
-    /// The man page, retry(1), in roff.
-    Man,
-    /// bash completions.
-    Bash,
-    /// zsh completions.
-    Zsh,
-    /// fish completions.
-    Fish,
-    /// elvish completions.
-    Elvish,
-    /// PowerShell completions.
-    Powershell,
-}
-
-impl Target {
-    /// Where the generated text is committed, relative to the repository root.
-    pub fn path(self) -> &'static str {
-        match self {
-            Target::Man => "man/retry.1",
-            Target::Bash => "completions/retry.bash",
-            Target::Zsh => "completions/_retry",
-            Target::Fish => "completions/retry.fish",
-            Target::Elvish => "completions/retry.elv",
-            Target::Powershell => "completions/_retry.ps1",
-        }
-    }
-}
+pub use target::Target;
 
 /// Writes `target`'s text to `out`. The output depends only on the clap definition, never on
 /// the environment (the `RETRY_<FLAG>` variables are named, their values never shown).
