@@ -19,6 +19,8 @@ mod tests;
 use std::ffi::OsString;
 use std::time::Duration;
 
+use anyhow::Result;
+
 use crate::backoff::Policy;
 use crate::ci::Ci;
 use crate::cli::{Cli, Origins};
@@ -27,7 +29,6 @@ use crate::duration::{is_unlimited, limit};
 use crate::pipeline;
 use crate::stop_signal::StopSignal;
 use crate::types::{ColorWhen, HookFailure, LogFormat};
-use anyhow::Result;
 
 pub use self::backoff::{Backoff, DEFAULT_BASE, DEFAULT_CAP, DEFAULT_JITTER, DEFAULT_MULTIPLIER};
 pub use self::loops::{LockSettings, Shape};
@@ -114,6 +115,7 @@ pub struct Config {
     /// `--metrics-file` and the `OTEL_*` trace export: what the run leaves behind.
     pub telemetry: crate::telemetry::Settings,
 }
+
 /// Retries after the first attempt when nothing sets `--max-retries` (6 attempts in all).
 pub const DEFAULT_MAX_RETRIES: u64 = 5;
 /// The most bytes of stdin `--replay-stdin` records when nothing sets `--max-replay`: 4 GiB,
@@ -126,6 +128,7 @@ pub const DEFAULT_MAX_OUTPUT: u64 = 64 << 20;
 pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(10);
 /// The longest server hint honoured when nothing sets `--max-hint`: an hour.
 pub const DEFAULT_MAX_HINT: Duration = Duration::from_secs(3600);
+
 /// `--kill-after` as [`Config::kill_after`]: the default when not given; `inf` (never KILL)
 /// becomes 0, which already means never KILL.
 fn kill_after(given: Option<Duration>) -> Duration {
