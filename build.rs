@@ -14,15 +14,6 @@
 //! the code that supervises with Linux's own interfaces (signalfd, pidfd, the vfork clone, the
 //! child subreaper and `/proc`) is behind it, and the portable code that macOS and FreeBSD use
 //! is behind `not(linux_native)` (see docs/platforms.md).
-//!
-//! And it hands the linker `link/startup.order`, the functions a plain run executes, so that
-//! they are laid out first and together in `.text`: the kernel maps a binary's code in 64 KiB
-//! windows as it is touched (fault-around), and with the start-up path spread over the whole
-//! `.text` a `retry -- true` mapped about half of it. Done only where the linker is known to
-//! be LLD (`--symbol-ordering-file`): a native `x86_64-unknown-linux-gnu` build with rustc 1.90
-//! or later (LLD by default) and no linker chosen in the config or `RUSTFLAGS`; never when
-//! `RETRY_NO_LINK_ORDER` is set. A stale list costs memory, never correctness: tests/cli's
-//! `startup_order` tests say when it needs `RETRY_REGENERATE=1 cargo test startup_order`.
 
 use std::path::Path;
 use std::process::Command;
@@ -48,54 +39,6 @@ fn main() {
     {
         println!("cargo:rustc-link-lib=static:-bundle=gcc_eh");
     }
-    println!("cargo:rerun-if-changed=link/startup.order");
-    println!("cargo:rerun-if-env-changed=RETRY_NO_LINK_ORDER");
-    let order = Path::new(&var("CARGO_MANIFEST_DIR")).join("link/startup.order");
-    if var("TARGET") == "x86_64-unknown-linux-gnu"
-        && native
-        && order.is_file()
-        && linker_is_default_lld(&var)
-    {
-        println!(
-            "cargo:rustc-link-arg-bin=retry=-Wl,--symbol-ordering-file={}",
-            order.display()
-        );
-        // Functions of the list that a change renamed or removed are not an error.
-        println!("cargo:rustc-link-arg-bin=retry=-Wl,--no-warn-symbol-ordering");
-    }
-}
-
-/// Whether rustc links with its own LLD: the default for `x86_64-unknown-linux-gnu` from rustc
-/// 1.90, unless a linker is configured (`RUSTC_LINKER`, which cargo sets from
-/// `target.<triple>.linker`) or `RUSTFLAGS` say anything of the linker, or
-/// `RETRY_NO_LINK_ORDER` is set.
-fn linker_is_default_lld(var: &dyn Fn(&str) -> String) -> bool {
-    if std::env::var_os("RETRY_NO_LINK_ORDER").is_some()
-        || std::env::var_os("RUSTC_LINKER").is_some()
-    {
-        return false;
-    }
-    let flags = var("CARGO_ENCODED_RUSTFLAGS");
-    if ["linker", "fuse-ld", "link-self-contained"]
-        .iter()
-        .any(|word| flags.contains(word))
-    {
-        return false;
-    }
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-    let Ok(out) = Command::new(rustc).arg("--version").output() else {
-        return false;
-    };
-    // "rustc 1.95.0 (59807616e 2026-04-14)"
-    let version = String::from_utf8_lossy(&out.stdout);
-    let mut numbers = version
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("")
-        .split(['.', '-'])
-        .map(|n| n.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-    (major, minor) >= (1, 90)
 }
 
 /// Whether the C compiler can find `libgcc_eh.a` (`-print-file-name` echoes the bare name back

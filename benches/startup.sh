@@ -57,11 +57,6 @@ esac
 echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), Linux $(uname -r)"
 echo "# static: $static ($(stat -c %s "$static") bytes); default: $dynamic ($(stat -c %s "$dynamic") bytes)"
 echo "# Debian retry $(dpkg-query -W -f='${Version}' retry); $ROUNDS rounds after $WARMUP, order shuffled in each"
-# The start-up order (link/startup.order, handed to the linker by build.rs): how many of its
-# functions the default build has; a stale list (new toolchain, renamed functions) shows here.
-if command -v nm >/dev/null 2>&1; then
-    echo "# start-up order: $(nm --defined-only "$dynamic" | awk 'NR == FNR { if ($0 !~ /^#/) listed[$0] = 1; next } ($3 in listed) { n++ } END { print n + 0 }' link/startup.order -) of $(grep -cv '^#' link/startup.order) listed functions in the default build"
-fi
 
 python3 - "$ROUNDS" "$WARMUP" "$static" "$dynamic" "$baseline" <<'EOF'
 import os, random, statistics, sys, time

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use super::{Source, pick};
+use super::precedence::{Source, pick};
 use crate::backoff::{Jitter, Policy};
 use crate::cli::{Cli, DelayList, Origins};
 use crate::codes::CodeSet;
@@ -171,110 +171,11 @@ fn codes_text(set: &CodeSet) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::tests::config;
-
-    fn secs(list: &[u64]) -> Vec<Duration> {
-        list.iter().map(|&s| Duration::from_secs(s)).collect()
-    }
-
-    #[test]
-    fn delays_replace_the_formula_and_have_no_jitter_unless_asked() {
-        let c = config(&["--delays", "1s,5s,30s,2m"], &[]).unwrap();
-        assert_eq!(c.policy.delays(), Some(secs(&[1, 5, 30, 120])));
-        assert_eq!(c.policy.jitter(), Jitter::None);
-        let c = config(&["--delays", "1,2", "-j", "full"], &[]).unwrap();
-        assert_eq!(c.policy.jitter(), Jitter::Full);
-        // A preset's base, multiplier and cap give way; its jitter and retries stay.
-        let c = config(&["--preset", "aws", "--delays", "3"], &[]).unwrap();
-        assert_eq!(c.policy.delays(), Some(secs(&[3])));
-        assert_eq!(c.policy.jitter(), Jitter::Full);
-        assert_eq!(c.max_retries, Some(2));
-    }
-
-    #[test]
-    fn delays_with_base_multiplier_or_cap_is_one_error_naming_both() {
-        let e = config(&["--delays", "1s,5s", "-b", "2"], &[])
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "--delays (1s,5s) cannot be given with --base (2): the list replaces --base, \
-             --multiplier and --cap"
-        );
-        let e = config(&["--delays", "1", "-m", "3"], &["delays"])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("--delays (1 from RETRY_DELAYS) cannot be given with --multiplier (3)"),
-            "{e}"
-        );
-        let e = config(&["--delays", "1", "-c", "9"], &["cap"])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("--cap (9 from RETRY_CAP)"), "{e}");
-    }
-
-    #[test]
-    fn shapes_and_what_they_refuse() {
-        assert_eq!(config(&[], &[]).unwrap().shape, Shape::Plain);
-        assert_eq!(
-            config(&["--successes", "1"], &[]).unwrap().shape,
-            Shape::Plain
-        );
-        let c = config(&["--successes", "3", "-n", "4"], &[]).unwrap();
-        assert_eq!(c.shape, Shape::Streak(3));
-        assert_eq!(c.max_attempts(), Some(15));
-        let c = config(&["--until-fail", "-n", "200"], &[]).unwrap();
-        assert_eq!(c.shape, Shape::UntilFail);
-        assert_eq!(c.max_attempts(), Some(201));
-        for (args, from_env, says) in [
-            (
-                &["--successes", "2", "--until-fail"][..],
-                &[][..],
-                "--successes (2) and --until-fail are two different loops",
-            ),
-            (
-                &["--until-fail", "--reset-after", "1m"],
-                &["reset_after"],
-                "--reset-after (1m from RETRY_RESET_AFTER) has no meaning with --until-fail",
-            ),
-            (
-                &["--until-fail", "--retry-on", "1-3"],
-                &[],
-                "--retry-on (1-3) has no meaning with --until-fail: every failure ends it",
-            ),
-            (&["--until-fail", "--stop-on", "2"], &[], "--stop-on (2)"),
-            (&["--until-fail", "--budget", "k"], &[], "--budget (k)"),
-            (
-                &["--lock-wait", "5s"],
-                &[],
-                "--lock-wait (5s) needs --lock PATH",
-            ),
-        ] {
-            let e = config(args, from_env).unwrap_err().to_string();
-            assert!(e.starts_with(says), "{args:?}: {e}");
-        }
-        assert!(config(&["--lock-wait", "5s"], &["lock_wait"]).is_ok());
-        assert!(Shape::Streak(u64::MAX).attempts(u64::MAX) == u64::MAX);
-    }
 
     #[test]
     fn codes_read_as_written() {
         let set: CodeSet = "1,75,100-199,255".parse().unwrap();
         assert_eq!(codes_text(&set), "1,75,100-199,255");
         assert_eq!(codes_text(&"0-255".parse().unwrap()), "0-255");
-    }
-
-    #[test]
-    fn lock_waits() {
-        let wait = |args: &[&str]| config(args, &[]).unwrap().lock.unwrap().wait;
-        assert_eq!(wait(&["--lock", "/l"]), Duration::ZERO);
-        assert_eq!(
-            wait(&["--lock", "/l", "--lock-wait", "2s"]),
-            Duration::from_secs(2)
-        );
-        assert_eq!(wait(&["--lock", "/l", "--lock-wait", "inf"]), Duration::MAX);
-        assert_eq!(wait(&["--lock", "/l", "--lock-wait", "0"]), Duration::ZERO);
-        assert_eq!(config(&[], &[]).unwrap().lock, None);
     }
 }

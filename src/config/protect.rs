@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use super::{Backoff, Source};
+use super::backoff::Backoff;
+use super::precedence::Source;
 use crate::budget::breaker::{DEFAULT_COOLDOWN, DEFAULT_PROBE_LEASE};
 use crate::budget::{
     BreakerPolicy, BudgetKey, BudgetPolicy, StoreLocation, Throttle, default_dir,

@@ -4,7 +4,7 @@
 
 use std::time::SystemTime;
 
-use super::{Hint, HintSource, add_secs, parse_delay_value, parse_seconds};
+use super::hint::{Hint, HintSource, add_secs, parse_delay_value, parse_seconds};
 
 /// One response's header fields, as far as retry reads them.
 #[derive(Debug, Default)]

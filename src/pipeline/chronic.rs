@@ -9,8 +9,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::activity::Activity;
+use super::attempt::AttemptIo;
 use super::cancel::Cancel;
-use super::{AttemptIo, RunIo, Sink, Tasks, grow_pipe};
+use super::out::Out;
+use super::pipes::grow_pipe;
+use super::pump::Sink;
+use super::run::RunIo;
+use super::tasks::Tasks;
 use crate::held::Stream;
 
 /// The write-out of the held output, running in a thread of its own.
@@ -56,7 +61,7 @@ impl RunIo {
         let cancel = Arc::new(Cancel::new()?);
         let activity = Arc::new(Activity::new());
         let tasks = Tasks::new();
-        let sink = Sink::Forward(super::Out::Held(held.clone(), Stream::Stderr));
+        let sink = Sink::Forward(Out::Held(held.clone(), Stream::Stderr));
         let reader = self.spawn_pump(&tasks, "hook-output", read, sink, &activity, &cancel)?;
         let io = AttemptIo {
             cancel,

@@ -55,15 +55,6 @@ mod simulate;
 mod simulate_failure_rate;
 mod splay;
 mod step_summary;
-// The start-up order is the native x86_64 glibc build's (build.rs), and lists the Linux
-// supervision's functions.
-#[cfg(all(
-    target_os = "linux",
-    target_arch = "x86_64",
-    target_env = "gnu",
-    not(feature = "portable")
-))]
-mod startup_order;
 mod stop_latency;
 mod telemetry_off;
 mod terminal;

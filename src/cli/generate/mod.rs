@@ -3,48 +3,19 @@
 //!
 //! Copies are committed under `man/` and `completions/` (see [`Target::path`]); the test
 //! `tests/cli/generated.rs` regenerates them and fails on any difference. The completion
-//! scripts are built in `generate/complete.rs`, with the glue that completes the wrapped
+//! scripts are built in `complete.rs` beside this file, with the glue that completes the wrapped
 //! command.
 
 use std::io::{self, Write};
 
-use clap::ValueEnum;
 use clap_complete::Shell;
 
 use crate::cli;
 
 mod complete;
+pub mod target;
 
-/// What `--generate` prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Target {
-    /// The man page, retry(1), in roff.
-    Man,
-    /// bash completions.
-    Bash,
-    /// zsh completions.
-    Zsh,
-    /// fish completions.
-    Fish,
-    /// elvish completions.
-    Elvish,
-    /// PowerShell completions.
-    Powershell,
-}
-
-impl Target {
-    /// Where the generated text is committed, relative to the repository root.
-    pub fn path(self) -> &'static str {
-        match self {
-            Target::Man => "man/retry.1",
-            Target::Bash => "completions/retry.bash",
-            Target::Zsh => "completions/_retry",
-            Target::Fish => "completions/retry.fish",
-            Target::Elvish => "completions/retry.elv",
-            Target::Powershell => "completions/_retry.ps1",
-        }
-    }
-}
+pub use target::Target;
 
 /// Writes `target`'s text to `out`. The output depends only on the clap definition, never on
 /// the environment (the `RETRY_<FLAG>` variables are named, their values never shown).

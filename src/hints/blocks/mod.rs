@@ -25,7 +25,11 @@
 use std::time::SystemTime;
 
 use super::fields::Response;
-use super::{Hint, MAX_HEADER_LINE};
+use super::hint::Hint;
+
+/// The longest header line read, in bytes (without its line end): longer lines are not headers
+/// a server sends (servers commonly refuse fields past 8 KiB) and are skipped.
+pub const MAX_HEADER_LINE: usize = 8 * 1024;
 
 /// What `curl -v` prints before each line of a response it received.
 const VERBOSE: &[u8] = b"< ";

@@ -1,0 +1,113 @@
+//! The precedence of the settings a preset may also set: a flag on the command line, then
+//! `--preset` on the command line, then its `RETRY_<FLAG>` variable, then `RETRY_PRESET`, then
+//! the built-in default; and where each value came from, named in error messages.
+
+use crate::backoff::Jitter;
+use crate::cli::{Cli, Origins, value_name};
+use crate::preset::{Preset, Settings};
+
+/// Where a backoff or stopping setting took its value from: named in error messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Source {
+    /// A flag on the command line.
+    Flag,
+    /// Its `RETRY_<FLAG>` variable.
+    Env,
+    /// A preset, given as `--preset` (`false`) or as `RETRY_PRESET` (`true`).
+    Preset(Preset, bool),
+    /// retry's built-in default.
+    Default,
+}
+
+impl Source {
+    /// The value of argument `id` as typed, when it came from the command line or its
+    /// variable (see [`Origins::typed`]); `None` for a preset's or the default.
+    pub(super) fn typed(self, origins: &Origins, id: &str) -> Option<String> {
+        match self {
+            Source::Flag | Source::Env => origins.typed(id),
+            Source::Preset(..) | Source::Default => None,
+        }
+    }
+
+    /// ` from ...` for a message about flag `long` (without dashes); empty for a flag or a
+    /// default, which need no explanation.
+    pub(super) fn suffix(self, long: &str) -> String {
+        match self {
+            Source::Flag | Source::Default => String::new(),
+            Source::Env => format!(" from RETRY_{}", long.to_uppercase().replace('-', "_")),
+            Source::Preset(p, false) => format!(" from --preset {}", value_name(&p)),
+            Source::Preset(p, true) => format!(" from RETRY_PRESET={}", value_name(&p)),
+        }
+    }
+}
+
+/// The settings of the flags that a preset may also set, keeping only those whose argument id
+/// `keep` accepts.
+fn settings_of(cli: &Cli, keep: impl Fn(&str) -> bool) -> Settings {
+    fn only<T>(keep: bool, value: Option<T>) -> Option<T> {
+        value.filter(|_| keep)
+    }
+    let (b, s) = (&cli.backoff, &cli.stopping);
+    Settings {
+        base: only(keep("base"), b.base),
+        multiplier: only(keep("multiplier"), b.multiplier),
+        cap: only(keep("cap"), b.cap),
+        jitter: only(keep("jitter"), b.jitter.map(Jitter::from)),
+        max_retries: only(keep("max_retries"), s.max_retries),
+        deadline: only(keep("deadline"), s.deadline),
+    }
+}
+
+/// The sources of the preset-able settings, highest precedence first: flags, `--preset`,
+/// `RETRY_<FLAG>` variables, `RETRY_PRESET` (the built-in default comes after them all).
+pub(super) fn layers(cli: &Cli, origins: &Origins) -> Vec<(Settings, Source)> {
+    let preset = cli.backoff.preset.map(|p| (p, origins.is_env("preset")));
+    let mut layers = vec![(settings_of(cli, |id| !origins.is_env(id)), Source::Flag)];
+    if let Some((p, false)) = preset {
+        layers.push((p.settings(), Source::Preset(p, false)));
+    }
+    layers.push((settings_of(cli, |id| origins.is_env(id)), Source::Env));
+    if let Some((p, true)) = preset {
+        layers.push((p.settings(), Source::Preset(p, true)));
+    }
+    layers
+}
+
+/// The first layer's value for one setting, and where it came from.
+pub(super) fn pick<T>(
+    layers: &[(Settings, Source)],
+    get: impl Fn(&Settings) -> Option<T>,
+) -> Option<(T, Source)> {
+    layers
+        .iter()
+        .find_map(|(settings, source)| get(settings).map(|v| (v, *source)))
+}
+
+/// The value of one setting by the precedence of every setting (a flag, `--preset`, its
+/// `RETRY_<FLAG>` variable, `RETRY_PRESET`), `None` when nothing sets it: `given` is what the
+/// flag of argument id `id` parsed to, from the command line or its variable as `origins`
+/// tells; `preset` reads a preset's settings. For settings read outside
+/// [`Config`](super::Config), such as
+/// the list of modes that `--jitter` gives a simulation.
+pub fn by_precedence<T>(
+    cli: &Cli,
+    origins: &Origins,
+    id: &str,
+    given: Option<T>,
+    preset: impl Fn(&Settings) -> Option<T>,
+) -> Option<T> {
+    let from_env = origins.is_env(id);
+    let mut given = given;
+    for (settings, source) in layers(cli, origins) {
+        let value = match source {
+            Source::Flag if !from_env => given.take(),
+            Source::Env if from_env => given.take(),
+            Source::Preset(..) => preset(&settings),
+            Source::Flag | Source::Env | Source::Default => None,
+        };
+        if value.is_some() {
+            return value;
+        }
+    }
+    None
+}
