@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 
-use crate::backoff::Jitter;
 use crate::types::RetryLimit;
+use retry_tool_backoff::Jitter;
 
 /// A published retry policy. The doc comment of each variant is its `--help` line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -17,9 +17,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::backoff::breaker::{CircuitBreaker, ProbeLease};
-use crate::backoff::shared_state::{MAX_TIME_MS, SharedState};
-use crate::backoff::throttle::TokenBucket;
+use retry_tool_backoff::breaker::{CircuitBreaker, ProbeLease};
+use retry_tool_backoff::shared_state::{MAX_TIME_MS, SharedState};
+use retry_tool_backoff::throttle::TokenBucket;
 
 /// A stored state larger than this is corrupt (a real one is about 250 bytes): the file store
 /// and the Redis store (its script too) refuse to read or write one.

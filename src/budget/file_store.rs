@@ -27,8 +27,8 @@ use nix::sys::stat::{Mode, fstat};
 use super::codec::{self, MAX_STATE_BYTES};
 use super::error::StoreError;
 use super::key::BudgetKey;
-use crate::backoff::shared_state::SharedState;
 use crate::net::bounded::{self, Bounded};
+use retry_tool_backoff::shared_state::SharedState;
 
 /// How long a run waits for a KEY's lock before it goes on without a budget.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_millis(100);

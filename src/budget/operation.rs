@@ -4,8 +4,8 @@
 //! them on the server, and computes the answer here from the state the script saw, with the
 //! same Rust code.
 
-use crate::backoff::breaker::{BreakerState, RunEnd};
-use crate::backoff::shared_state::{
+use retry_tool_backoff::breaker::{BreakerState, RunEnd};
+use retry_tool_backoff::shared_state::{
     AfterAttempt, AttemptOutcome, Begin, BudgetPolicy, SharedState,
 };
 

@@ -33,8 +33,8 @@ use super::location::RedisUrl;
 use super::operation::{Answer, Operation};
 pub use super::redis_conn::CONNECT_TIMEOUT;
 use super::redis_conn::Conn;
-use crate::backoff::breaker::RunEnd;
-use crate::backoff::shared_state::{AttemptOutcome, BudgetPolicy, SharedState};
+use retry_tool_backoff::breaker::RunEnd;
+use retry_tool_backoff::shared_state::{AttemptOutcome, BudgetPolicy, SharedState};
 
 /// The most one round trip waits for the server (an operation makes two when the server
 /// must first be sent the script).

@@ -1,4 +1,4 @@
-//! One run's use of its budget: the [`SharedState`](crate::backoff::shared_state::SharedState) operations performed through a store with
+//! One run's use of its budget: the [`SharedState`](retry_tool_backoff::shared_state::SharedState) operations performed through a store with
 //! the wall clock, failing open. After the first store error the run goes on as without a
 //! budget: every later call returns `None` at once without touching the store, and
 //! [`Budget::take_warning`] yields the one warning line to print (none when the error is a stop
@@ -11,8 +11,8 @@ use super::key::BudgetKey;
 use super::location::StoreLocation;
 use super::operation::{Answer, Operation};
 use super::store::Store;
-use crate::backoff::breaker::{Admission, BreakerState, RunEnd};
-use crate::backoff::shared_state::{
+use retry_tool_backoff::breaker::{Admission, BreakerState, RunEnd};
+use retry_tool_backoff::shared_state::{
     AfterAttempt, AttemptOutcome, Begin, BudgetPolicy as Policy, MAX_TIME_MS,
 };
 

@@ -9,7 +9,7 @@ use super::key::BudgetKey;
 use super::location::StoreLocation;
 use super::operation::{Answer, Operation};
 use super::redis_store::RedisStore;
-use crate::backoff::shared_state::{BudgetPolicy, SharedState};
+use retry_tool_backoff::shared_state::{BudgetPolicy, SharedState};
 
 /// A store of budget state: a directory of files or a Redis server.
 #[derive(Debug)]

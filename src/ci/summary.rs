@@ -7,7 +7,7 @@
 //! The text is GitHub-flavoured Markdown (<https://github.github.com/gfm/#tables-extension->).
 //! Everything that may come from outside (the command, a reason that quotes a key or a
 //! server) is escaped: control characters as retry escapes them everywhere
-//! ([`crate::report::escape`], so a newline is `\n` and cannot end a row), then every Markdown
+//! ([`crate::escape::escape`], so a newline is `\n` and cannot end a row), then every Markdown
 //! punctuation character with a backslash (GFM lets any ASCII punctuation be escaped so), `|`
 //! included, so no cell can end early or hold a link, an image or HTML.
 
@@ -103,10 +103,10 @@ pub fn append(path: &Path, text: &str, patience: Option<Instant>) -> io::Result<
 }
 
 /// `text` safe in a Markdown paragraph or table cell: control characters escaped as
-/// [`crate::report::escape`] does, then a backslash before every character Markdown gives a
+/// [`crate::escape::escape`] does, then a backslash before every character Markdown gives a
 /// meaning inline (and `|`, which ends a cell).
 pub fn escape_markdown(text: &str) -> String {
-    let shown = crate::report::escape(text);
+    let shown = crate::escape::escape(text);
     let mut out = String::with_capacity(shown.len());
     for c in shown.chars() {
         if "\\`*_[]<>|#!~&".contains(c) {

@@ -10,9 +10,9 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::names::value_name;
-use crate::backoff::Jitter;
 use crate::duration::{is_unlimited, parse_duration};
 use crate::preset::Preset;
+use retry_tool_backoff::Jitter;
 
 /// The "Backoff" heading: the delays between attempts.
 #[derive(Debug, Default, Args)]

@@ -10,7 +10,7 @@ use clap::{Parser, ValueHint};
 
 use super::backoff::BackoffArgs;
 use super::conditions::ConditionArgs;
-use super::generate::Target;
+use super::generate::target::Target;
 use super::hooks::HookArgs;
 use super::lock::LockArgs;
 use super::loops::LoopArgs;

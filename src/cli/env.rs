@@ -53,9 +53,9 @@ pub fn env_error(
         if let Err(e) = probe.try_get_matches_from(args) {
             return format!(
                 "invalid value '{}' for {} (--{long}): {}",
-                crate::report::escape(&value.to_string_lossy()),
+                crate::escape::escape(&value.to_string_lossy()),
                 name.to_string_lossy(),
-                crate::report::escape(&reason(&e))
+                crate::escape::escape(&reason(&e))
             );
         }
     }

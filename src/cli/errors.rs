@@ -7,7 +7,7 @@ use std::ffi::OsString;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-use crate::report::escape;
+use crate::escape::escape;
 
 /// The usage line, as `retry -h` shows it.
 pub const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARGS]...";

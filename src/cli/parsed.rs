@@ -34,7 +34,7 @@ impl Origins {
     /// The value of argument `id` as it was typed, control characters escaped (a message is one
     /// line), for a message that refuses it: `10000y`, not what retry made of it.
     pub fn typed(&self, id: &str) -> Option<String> {
-        self.typed.get(id).map(|text| crate::report::escape(text))
+        self.typed.get(id).map(|text| crate::escape::escape(text))
     }
 
     /// Keeps the value of every flag of `command` that takes one and was given (on the command

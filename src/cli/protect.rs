@@ -12,9 +12,9 @@ use std::time::Duration;
 use clap::builder::{OsStringValueParser, TypedValueParser};
 use clap::{Args, ValueHint, value_parser};
 
-use crate::backoff::throttle::MAX_TOKENS_LIMIT;
 use crate::duration::parse_duration;
 use crate::types::BudgetKey;
+use retry_tool_backoff::throttle::MAX_TOKENS_LIMIT;
 
 /// The "Protecting the service" heading: what keeps a fleet of runs from overloading a service
 /// that is failing.

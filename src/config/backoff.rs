@@ -8,10 +8,10 @@ use anyhow::{Result, bail};
 
 use super::loops;
 use super::precedence::{Source, layers, pick};
-use crate::backoff::{Jitter, Policy};
 use crate::cli::{Cli, Origins};
 use crate::duration::{format_apart, is_unlimited, limit};
 use crate::types::RetryLimit;
+use retry_tool_backoff::{Jitter, Policy};
 
 /// The first delay when nothing sets `--base`.
 pub const DEFAULT_BASE: Duration = Duration::from_secs(1);

@@ -8,12 +8,12 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::precedence::{Source, pick};
-use crate::backoff::{Jitter, Policy};
 use crate::cli::{Cli, DelayList, Origins};
 use crate::codes::CodeSet;
 use crate::duration::{format_human, is_unlimited, limit};
 use crate::preset::Settings;
 use crate::types::Shape;
+use retry_tool_backoff::{Jitter, Policy};
 
 /// `--lock` and `--lock-wait`.
 #[derive(Clone, Debug, PartialEq, Eq)]

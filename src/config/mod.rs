@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::backoff::Policy;
 use crate::ci::Ci;
 use crate::cli::{Cli, Origins};
 use crate::codes::{CodeSet, Conditions};
@@ -30,6 +29,7 @@ use crate::duration::{is_unlimited, limit};
 use crate::pipeline;
 use crate::stop_signal::StopSignal;
 use crate::types::{ColorWhen, HookFailure, LogFormat};
+use retry_tool_backoff::Policy;
 
 pub use self::backoff::{Backoff, DEFAULT_BASE, DEFAULT_CAP, DEFAULT_JITTER, DEFAULT_MULTIPLIER};
 pub use self::loops::LockSettings;

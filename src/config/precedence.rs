@@ -2,9 +2,9 @@
 //! `--preset` on the command line, then its `RETRY_<FLAG>` variable, then `RETRY_PRESET`, then
 //! the built-in default; and where each value came from, named in error messages.
 
-use crate::backoff::Jitter;
 use crate::cli::{Cli, Origins, value_name};
 use crate::preset::{Preset, Settings};
+use retry_tool_backoff::Jitter;
 
 /// Where a backoff or stopping setting took its value from: named in error messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,8 +7,8 @@ use anyhow::Result;
 use clap::{CommandFactory, FromArgMatches};
 
 use super::*;
-use crate::backoff::Jitter;
 use crate::cli::{Cli, Origins};
+use retry_tool_backoff::Jitter;
 
 /// Parses `args` without reading the environment, then marks the ids in `from_env` as if
 /// their values had come from `RETRY_<FLAG>` variables.

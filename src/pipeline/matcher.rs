@@ -164,7 +164,7 @@ impl LineMatcher {
                     };
                     self.bad_hint = Some(format!(
                         "{}{more}",
-                        crate::report::escape(&String::from_utf8_lossy(shown))
+                        crate::escape::escape(&String::from_utf8_lossy(shown))
                     ));
                 }
                 None => {}

@@ -11,13 +11,13 @@ use super::reporter::{Reporter, micros};
 use super::stopping::StopPlan;
 use super::words::describe;
 use super::{colour, live, loops};
-use crate::backoff::{Jitter, Policy};
 use crate::codes::signal_name;
 use crate::duration::format_human;
 use crate::escape::escape;
 use crate::hints::HintSource;
 use crate::observe::HookEnd;
 use crate::process::{Outcome, StopReason};
+use retry_tool_backoff::{Jitter, Policy};
 
 /// The wait before the next attempt, for [`Reporter::failed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use crate::backoff::{GiveUpRule, Limits, Policy};
 use crate::duration::format_human_nonzero;
+use retry_tool_backoff::{GiveUpRule, Limits, Policy};
 
 /// Rows shown by `--dry-run` when retries are unlimited.
 pub const DRY_RUN_UNLIMITED_ROWS: u64 = 20;

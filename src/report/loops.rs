@@ -19,12 +19,12 @@ use serde_json::{Value, json};
 
 use super::reporter::{Reporter, micros};
 use super::words::describe;
-use crate::backoff::Policy;
 use crate::duration::format_human;
 use crate::escape::escape;
 use crate::process::Outcome;
 use crate::status::TEMP_FAIL;
 use crate::types::Shape;
+use retry_tool_backoff::Policy;
 
 /// The curve of `policy` before jitter, for the `--verbose` start line: `base 1s,
 /// multiplier 2, cap 1m 4s`, or `delays 1s,5s (the last repeating)`.

@@ -1,10 +1,10 @@
 //! How things ended, in the words of retry's lines (and of the step summary's table): an
 //! attempt's outcome, and why the give-up rule grants no further retry.
 
-use crate::backoff::GiveUp;
 use crate::codes::signal_name;
 use crate::duration::format_human;
 use crate::process::{Outcome, StopReason};
+use retry_tool_backoff::GiveUp;
 
 /// How an attempt ended, without the program's name (`exited with status 22`, `timed out
 /// after 5s (status 124)`); `output_failed`: it exited 0 but its output matched

@@ -61,7 +61,7 @@ pub(super) fn print(
 
 /// The curve of `p` before jitter, as the simulator's headings show it: `base 1s, multiplier
 /// 2, cap 64s`, or `delays [1s, 5s]` for a list (`--delays`).
-pub(super) fn curve(p: &crate::backoff::Policy) -> String {
+pub(super) fn curve(p: &retry_tool_backoff::Policy) -> String {
     match p.delays() {
         Some(delays) => format!("delays {delays:?}"),
         None => format!(

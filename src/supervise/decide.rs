@@ -20,13 +20,13 @@ use rand::Rng;
 
 use super::exit_for;
 use super::hints::checked;
-use crate::backoff::GiveUpRule;
 use crate::codes::Verdict;
 use crate::config::Shape;
 use crate::duration::format_human;
 use crate::hints::HintSource;
 use crate::process::{Outcome, StopReason};
 use crate::status::{Exit, TIMED_OUT};
+use retry_tool_backoff::GiveUpRule;
 
 /// What the run knows once an attempt has ended and its output is settled.
 #[derive(Debug)]

@@ -6,12 +6,12 @@ use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
 use super::decide::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, decide, verdict};
-use crate::backoff::{GiveUpRule, Jitter, Limits, Policy};
 use crate::codes::Verdict;
 use crate::config::Shape;
 use crate::hints::HintSource;
 use crate::process::{Ended, Outcome, StopReason};
 use crate::status::{Exit, TIMED_OUT};
+use retry_tool_backoff::{GiveUpRule, Jitter, Limits, Policy};
 
 const SECS: fn(u64) -> Duration = Duration::from_secs;
 const FAILED: Outcome = Outcome::Exited(1);

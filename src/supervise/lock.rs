@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use super::Supervisor;
 use crate::duration::format_human;
+use crate::escape::escape;
 use crate::lock::{self, Held, Refused};
-use crate::report::escape;
 use crate::status::Exit;
 
 impl Supervisor<'_> {

@@ -193,7 +193,7 @@ impl Supervisor<'_> {
     /// does: it is attempt N of N, or (at the first success ending the run) `rule` can grant
     /// no retry before the deadline however the attempt ends. Never with a `--reset-after`
     /// that a long attempt could reach, which would grant retries afresh.
-    fn known_last(&self, attempt: u64, rule: &crate::backoff::GiveUpRule) -> bool {
+    fn known_last(&self, attempt: u64, rule: &retry_tool_backoff::GiveUpRule) -> bool {
         let may_reset = self
             .config
             .reset_after

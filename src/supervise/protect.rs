@@ -14,7 +14,6 @@ use std::time::{Duration, Instant, SystemTime};
 use rand::Rng;
 
 use super::Supervisor;
-use crate::backoff::splay;
 use crate::budget::{
     Admission, AttemptOutcome, Budget, BudgetKey, RunEnd, from_epoch_ms, wait_until,
 };
@@ -22,6 +21,7 @@ use crate::codes::Verdict;
 use crate::config::{BudgetSettings, Config};
 use crate::duration::format_human;
 use crate::status::Exit;
+use retry_tool_backoff::splay;
 
 /// One run's budget, and how the run is ending as the breaker counts it.
 #[derive(Debug)]

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use super::Supervisor;
-use crate::backoff::{GiveUpRule, Limits};
+use retry_tool_backoff::{GiveUpRule, Limits};
 
 impl Supervisor<'_> {
     /// A fresh give-up rule for this run (shared with `--dry-run` and the simulator): the
