@@ -354,3 +354,32 @@ fn a_refused_variable_is_shown_escaped() {
     );
     assert!(!line.contains('\u{1b}'), "{line:?}");
 }
+
+#[test]
+fn every_tool_the_tests_need_is_installed_by_ci_run_deps_and_documented() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let docs = std::fs::read_to_string(root.join("docs/development.md")).unwrap();
+    let word = |text: &str, w: &str| {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .any(|t| t == w)
+    };
+    for tool in tools::ALL {
+        // .ci/run installs a program's package by the package's name or the program's.
+        let program = tool.name.rsplit('/').next().unwrap();
+        assert!(
+            word(&ci, tool.from) || word(&ci, program),
+            ".ci/run --deps installs neither {} nor {program}",
+            tool.from
+        );
+        assert!(
+            docs.contains(&format!("({})", tool.from)),
+            "docs/development.md does not name the package {} ({})",
+            tool.from,
+            tool.name
+        );
+    }
+    let receiver = crate::helpers::otlp::RECEIVER;
+    assert!(ci.contains("opentelemetry-proto") && docs.contains("opentelemetry-proto"));
+    assert!(receiver.describe().contains("opentelemetry-proto"));
+}

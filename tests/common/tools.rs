@@ -26,7 +26,8 @@ pub const SKIPPED_FILE: &str = "tests-skipped.txt";
 pub struct Tool {
     /// The program (or what else the test needs), as the skip line names it.
     pub name: &'static str,
-    /// Where it comes from, as the skip line says it: `Debian package NAME`.
+    /// Where it comes from: the Debian package's name (the skip line says `Debian package
+    /// NAME`), or, for what no Debian package gives, how to get it, said as written.
     pub from: &'static str,
     find: Find,
 }
@@ -38,8 +39,11 @@ enum Find {
     Program,
     /// One of these files.
     File(&'static [&'static str]),
-    /// Whatever this function says (the Python package, which needs a Python to ask).
+    /// Whatever this function says (a program that must be a particular one).
     Check(fn() -> bool),
+    /// Whatever this function says, for what no Debian package gives (the Python package,
+    /// which needs a Python to ask).
+    Elsewhere(fn() -> bool),
 }
 
 impl Tool {
@@ -52,12 +56,21 @@ impl Tool {
         }
     }
 
-    /// What `check` finds, named `name`, from `from` (said as written).
-    pub const fn checked(name: &'static str, from: &'static str, check: fn() -> bool) -> Tool {
+    /// What `check` finds, named `name`, from the Debian package `package`.
+    pub const fn checked(name: &'static str, package: &'static str, check: fn() -> bool) -> Tool {
+        Tool {
+            name,
+            from: package,
+            find: Find::Check(check),
+        }
+    }
+
+    /// What `check` finds, named `name`, from no Debian package: `from` says how to get it.
+    pub const fn elsewhere(name: &'static str, from: &'static str, check: fn() -> bool) -> Tool {
         Tool {
             name,
             from,
-            find: Find::Check(check),
+            find: Find::Elsewhere(check),
         }
     }
 
@@ -66,14 +79,14 @@ impl Tool {
         match self.find {
             Find::Program => on_path(self.name),
             Find::File(paths) => paths.iter().any(|p| Path::new(p).is_file()),
-            Find::Check(check) => check(),
+            Find::Check(check) | Find::Elsewhere(check) => check(),
         }
     }
 
     /// `NAME (Debian package PACKAGE)`, as the skip line and the failure name it.
     pub fn describe(&self) -> String {
         match self.find {
-            Find::Check(_) => format!("{} ({})", self.name, self.from),
+            Find::Elsewhere(_) => format!("{} ({})", self.name, self.from),
             _ => format!("{} (Debian package {})", self.name, self.from),
         }
     }
@@ -118,7 +131,7 @@ pub const STRACE: Tool = Tool::program("strace", "strace");
 /// What the completions complete after `--`: git's subcommands.
 pub const GIT: Tool = Tool::program("git", "git");
 /// Reads retry's man page as the help's pointer says (`man -l`: man-db's).
-pub const MAN: Tool = Tool::checked("man", "Debian package man-db", || {
+pub const MAN: Tool = Tool::checked("man", "man-db", || {
     std::process::Command::new("man")
         .arg("--version")
         .stdin(std::process::Stdio::null())
@@ -132,6 +145,29 @@ pub const UNSHARE: Tool = Tool::program("unshare", "util-linux");
 pub const VALGRIND: Tool = Tool::program("valgrind", "valgrind");
 /// Lists the release binary's functions (tests/cli/startup_order.rs, likewise).
 pub const NM: Tool = Tool::program("nm", "binutils");
+
+/// Every tool above: `.ci/run --deps` installs each and docs/development.md names each with its
+/// package (a test checks both).
+pub const ALL: &[Tool] = &[
+    REDIS_SERVER,
+    PROMTOOL,
+    NODE_EXPORTER,
+    TMUX,
+    BASH,
+    ZSH,
+    FISH,
+    BASH_COMPLETION,
+    JQ,
+    CURL,
+    MAKE,
+    PERL,
+    STRACE,
+    GIT,
+    MAN,
+    UNSHARE,
+    VALGRIND,
+    NM,
+];
 
 /// Whether `program` is an executable file in a directory of `PATH` (or, with a `/`, is one).
 pub fn on_path(program: &str) -> bool {

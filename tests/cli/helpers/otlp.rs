@@ -15,7 +15,7 @@ use crate::tools::Tool;
 
 /// What the receiver needs: a Python that has the `opentelemetry-proto` package (see
 /// [`python`]), for `crate::tools::require`.
-pub const RECEIVER: Tool = Tool::checked(
+pub const RECEIVER: Tool = Tool::elsewhere(
     "python3 with the opentelemetry-proto package",
     "PyPI; `.ci/run --deps` installs it into target/otlp-venv",
     python_has_the_package,
