@@ -11,6 +11,7 @@ use std::time::Duration;
 use retry::budget::{BudgetKey, Policy, Store, StoreLocation, Throttle, parse_store_location};
 
 use crate::support::{self, RedisServer, RunReport};
+use crate::tools::{self, require};
 
 const RUNS: usize = 40;
 const RETRIES: u32 = 5;
@@ -88,6 +89,9 @@ fn forty_runs_sharing_a_file_budget_make_44_attempts() {
 
 #[test]
 fn forty_runs_sharing_a_redis_budget_make_44_attempts() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start();
     let url = server.url();
     let reports = forty_runs(&url, "api.example.com");

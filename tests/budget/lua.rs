@@ -19,6 +19,7 @@ use retry::budget::{
 };
 
 use crate::support::RedisServer;
+use crate::tools::{self, require};
 
 fn time() -> impl Strategy<Value = u64> {
     prop_oneof![
@@ -154,6 +155,9 @@ fn raw(server: &RedisServer) -> redis::Connection {
 
 #[test]
 fn the_script_and_the_rust_code_agree_on_every_operation() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start();
     let location = parse_store_location("--budget-store", server.url().as_ref()).unwrap();
     // The runner takes a `Fn`: the connections are borrowed in each case.
@@ -210,6 +214,9 @@ fn the_script_and_the_rust_code_agree_on_every_operation() {
 
 #[test]
 fn corrupt_values_are_refused_and_left_as_they_are() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start();
     let location = parse_store_location("--budget-store", server.url().as_ref()).unwrap();
     let mut store = Store::open(&location).unwrap();
@@ -279,6 +286,9 @@ fn corrupt_values_are_refused_and_left_as_they_are() {
 
 #[test]
 fn values_a_file_store_reads_read_the_same_in_the_script() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start();
     let location = parse_store_location("--budget-store", server.url().as_ref()).unwrap();
     let mut store = Store::open(&location).unwrap();
@@ -321,6 +331,9 @@ fn values_a_file_store_reads_read_the_same_in_the_script() {
 /// over centuries at an interval of years. The script must agree with the Rust code here too.
 #[test]
 fn arithmetic_past_2_pow_53_is_exact() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start();
     let location = parse_store_location("--budget-store", server.url().as_ref()).unwrap();
     let mut store = Store::open(&location).unwrap();

@@ -9,6 +9,8 @@ mod measure;
 mod props;
 mod redis_store;
 mod support;
+#[path = "../common/tools.rs"]
+mod tools;
 
 use std::ffi::OsStr;
 use std::path::Path;

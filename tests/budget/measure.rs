@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use retry::budget::{AttemptOutcome, BudgetKey, Operation, Policy, Store, parse_store_location};
 
 use crate::support::{self, RedisServer};
+use crate::tools::{self, require};
 
 fn measure(location: &str) -> (Duration, Duration) {
     let loc = parse_store_location("--budget-store", location.as_ref()).unwrap();
@@ -38,6 +39,9 @@ fn measure(location: &str) -> (Duration, Duration) {
 #[test]
 #[ignore = "a measurement, run by hand"]
 fn measure_update_latency() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let dir = support::store_dir(&tmp);
     let (median, p99) = measure(dir.to_str().unwrap());

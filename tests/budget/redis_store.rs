@@ -12,6 +12,7 @@ use retry::budget::{
 };
 
 use crate::support::RedisServer;
+use crate::tools::{self, require};
 
 fn location(url: &str) -> StoreLocation {
     parse_store_location("--budget-store", url.as_ref()).unwrap()
@@ -42,6 +43,9 @@ fn fail(store: &mut Store, k: &BudgetKey) -> f64 {
 
 #[test]
 fn state_is_shared_namespaced_and_expires() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start();
     let loc = location(&server.url());
     let k = key("api");
@@ -79,6 +83,9 @@ fn state_is_shared_namespaced_and_expires() {
 
 #[test]
 fn a_password_is_used_but_never_shown() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start_with(Some("s3cret-pw"));
     let url = server.url();
     assert!(url.contains("s3cret-pw"));
@@ -99,6 +106,9 @@ fn a_password_is_used_but_never_shown() {
 
 #[test]
 fn a_corrupt_value_is_an_error() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start();
     let mut con = raw(&server);
     redis::cmd("SET")
@@ -136,6 +146,9 @@ fn fail_open_cost(url: &str) -> Duration {
 
 #[test]
 fn a_server_that_is_down_costs_one_warning_well_under_a_second() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let mut server = RedisServer::start();
     let url = server.url();
     server.stop();
@@ -161,6 +174,9 @@ fn a_server_that_never_answers_costs_one_warning_well_under_a_second() {
 
 #[test]
 fn a_server_lost_mid_run_costs_one_warning() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let mut server = RedisServer::start();
     let mut budget = Budget::open(&location(&server.url()), key("k"), Policy::default());
     assert_eq!(budget.begin().unwrap().tokens, 10.0);

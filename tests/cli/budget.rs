@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::helpers::{retry, send, timeless, wait_for_lines, wait_with_limit};
 use crate::redis_server::RedisServer;
+use crate::tools::{self, require};
 
 /// The JSON events of a run's stderr.
 pub fn events(stderr: &[u8]) -> Vec<Value> {
@@ -123,6 +124,9 @@ fn forty_concurrent_runs_with_a_file_store_make_at_most_46_attempts() {
 
 #[test]
 fn forty_concurrent_runs_with_redis_make_at_most_46_attempts() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start();
     let (attempts, warned) = forty_runs(&server.url());
     println!("redis store: 40 runs of -n 5 made {attempts} attempts, {warned} warnings");
@@ -247,6 +251,9 @@ pub fn hold_lock(lock: &Path, ready: &Path) -> Child {
 
 #[test]
 fn a_held_lock_costs_one_warning_and_a_killed_holder_blocks_nobody() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let run = |marker: &Path| {

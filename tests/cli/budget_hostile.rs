@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::fake_redis::{Behaviour, FakeRedis};
 use crate::helpers::{clear_outside_env, refused, retry, retry_std};
 use crate::redis_server::RedisServer;
+use crate::tools::{self, require};
 
 fn con(server: &RedisServer) -> redis::Connection {
     redis::Client::open(server.url())
@@ -34,6 +35,9 @@ fn one_clean_warning(stderr: &[u8]) -> String {
 
 #[test]
 fn escapes_from_an_error_reply_or_a_stored_value_never_reach_the_terminal_raw() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let fake = FakeRedis::start(Behaviour::Reply(
         b"-ERR \x1b]0;pwned\x07\x1b[2J\r\n".to_vec(),
     ));
@@ -78,6 +82,9 @@ fn wait_with_peak_rss(child: &Child) -> (i32, i64) {
 
 #[test]
 fn a_stored_value_of_300_mib_is_refused_unread_and_retry_stays_small() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     let server = RedisServer::start();
     let _: () = redis::cmd("SETRANGE")
         .arg("retry:budget:K")
@@ -224,6 +231,9 @@ fn failing_together(runs: usize, url: &str, dir: &Path) -> Vec<std::process::Out
 
 #[test]
 fn two_hundred_runs_failing_together_each_record_their_failure_in_at_most_3_commands() {
+    if !require(&[tools::REDIS_SERVER]) {
+        return;
+    }
     const RUNS: usize = 200;
     let server = RedisServer::start();
     server.prefer();

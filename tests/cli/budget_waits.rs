@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::fake_redis::{Behaviour, FakeRedis};
 use crate::helpers::{clear_outside_env, default_signals, retry, retry_std, send, wait_with_limit};
+use crate::tools::{self, require};
 
 /// Whether process `pid` listens for `signal`: blocked (read from a signalfd) or caught (the
 /// portable build's handler); `None` when it cannot be read.
@@ -124,6 +125,9 @@ fn term_or_int_while_a_run_waits_on_a_redis_that_never_answers_ends_it_at_once()
 
 #[test]
 fn term_or_int_while_a_run_waits_on_a_held_lock_ends_it_at_once() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     std::fs::create_dir(&store).unwrap();
@@ -192,6 +196,9 @@ fn can_unshare() -> bool {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         println!("note: not root: the DNS tests need `unshare --mount`; skipped");
+        return false;
+    }
+    if !require(&[tools::UNSHARE]) {
         return false;
     }
     let ok = Command::new("unshare")

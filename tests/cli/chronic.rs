@@ -9,6 +9,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 
 use crate::helpers::{retry, retry_std, send, timeless, wait_for_lines, wait_with_limit};
+use crate::tools::{self, require};
 
 /// Binary output of attempt N, different per attempt: every byte value, `size` bytes.
 fn binary(attempt: u32, size: usize) -> Vec<u8> {
@@ -30,6 +31,9 @@ fn attempt_script(size: usize, ok: u32) -> String {
 
 #[test]
 fn a_success_after_failures_prints_nothing_at_all() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     let out = retry()
         .args(["--chronic", "-b", "0", "--on-retry", "echo hook says"])
         .args(["--", "perl", "-e", &attempt_script(1000, 3)])
@@ -58,6 +62,9 @@ fn a_success_after_failures_prints_nothing_at_all() {
 
 #[test]
 fn giving_up_writes_out_everything_byte_for_byte_then_the_give_up_line() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     let out = retry()
         .args([
             "--chronic",
@@ -119,6 +126,9 @@ fn the_write_out_keeps_the_attempts_apart_on_one_stream() {
 
 #[test]
 fn past_max_output_the_oldest_is_dropped_and_a_line_says_how_much() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     let out = retry()
         .args(["--chronic", "--max-output", "64KiB", "-b", "0", "-n", "2"])
         .args(["--", "perl", "-e", &attempt_script(50_000, 0)])
@@ -196,6 +206,9 @@ fn a_max_output_smaller_than_a_line_still_ends_with_the_whole_give_up_line() {
 
 #[test]
 fn more_than_memory_spills_to_disk_and_comes_back_whole() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     let size = 12 << 20;
     let out = retry()
         .args(["--chronic", "-n", "0", "--", "perl", "-e"])
@@ -209,6 +222,9 @@ fn more_than_memory_spills_to_disk_and_comes_back_whole() {
 
 #[test]
 fn without_a_temporary_file_the_most_recent_8_mib_are_written_out() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     // TMPDIR missing: past 8 MiB nothing can spill; the most recent 8 MiB held in memory are
     // written out, and one line says how much was dropped and why.
     let size = 9_000_000;

@@ -12,11 +12,23 @@
 use std::ffi::OsString;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::helpers::HANG_LIMIT;
 use crate::helpers::tmux::Tmux;
+use crate::tools::{self, require};
+
+/// What every case needs: tmux, the three shells, bash-completion, and git and curl, whose own
+/// completions the cases use.
+const NEEDS: [tools::Tool; 7] = [
+    tools::TMUX,
+    tools::BASH,
+    tools::ZSH,
+    tools::FISH,
+    tools::BASH_COMPLETION,
+    tools::GIT,
+    tools::CURL,
+];
 
 /// What each shell shows as its prompt.
 const PROMPT: &str = "ready> ";
@@ -78,12 +90,18 @@ fn check_all(typed: &str, tabs: usize, expect: Expect<'_>) {
 
 #[test]
 fn the_wrapped_command_is_completed_after_double_dash() {
+    if !require(&NEEDS) {
+        return;
+    }
     check_all("retry -- git chec", 2, Expect::Shown("checkout"));
     check_all("retry --cap 5 -- gi", 2, Expect::Shown("git"));
 }
 
 #[test]
 fn the_wrapped_command_is_completed_after_retrys_options_and_their_values() {
+    if !require(&NEEDS) {
+        return;
+    }
     check_all("retry -n 3 -- curl --fa", 2, Expect::Shown("--fail"));
     // No `--`: `3` is the value of -n, so curl is the command; -q and -n share a word.
     check_all("retry -qn 3 curl --fa", 2, Expect::Shown("--fail"));
@@ -97,6 +115,9 @@ fn the_wrapped_command_is_completed_after_retrys_options_and_their_values() {
 
 #[test]
 fn retrys_own_options_are_not_offered_for_the_wrapped_command() {
+    if !require(&NEEDS) {
+        return;
+    }
     // retry has --failure-rate; curl has no option starting --failu.
     check_all(
         "retry -n 3 -- curl --failu",
@@ -107,6 +128,9 @@ fn retrys_own_options_are_not_offered_for_the_wrapped_command() {
 
 #[test]
 fn values_that_are_not_files_offer_no_files() {
+    if !require(&NEEDS) {
+        return;
+    }
     for typed in [
         "retry --cap ",
         "retry -n ",
@@ -125,6 +149,9 @@ fn values_that_are_not_files_offer_no_files() {
 
 #[test]
 fn retrys_own_options_and_their_values_are_completed() {
+    if !require(&NEEDS) {
+        return;
+    }
     // zsh completes a long option that takes a value with its `=`.
     check_all(
         "retry --ji",
@@ -154,7 +181,6 @@ struct Session {
 
 impl Session {
     fn start(shell: Shell) -> Session {
-        requirements(shell);
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let work = mkdir(root, "work");
@@ -288,41 +314,9 @@ impl Shell {
     }
 }
 
-/// Panics, saying what to install, unless tmux, this shell, git and curl (whose completions
-/// the cases use) and, for bash, bash-completion are there. `.ci/run` installs them all.
-fn requirements(shell: Shell) {
-    let name = format!("{shell:?}").to_lowercase();
-    let programs = [
-        ("tmux", "-V"),
-        (name.as_str(), "--version"),
-        ("git", "--version"),
-        ("curl", "--version"),
-    ];
-    for (program, version) in programs {
-        let found = Command::new(program)
-            .arg(version)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok();
-        assert!(
-            found,
-            "the completion tests need {program}: install it (Debian: apt-get install \
-             {program}); .ci/run does"
-        );
-    }
-    if let Shell::Bash = shell {
-        bash_completion();
-    }
-}
-
 /// bash-completion's main script; panics, saying to install it, if it is not there.
 fn bash_completion() -> PathBuf {
-    let candidates = [
-        "/usr/share/bash-completion/bash_completion",
-        "/usr/local/share/bash-completion/bash_completion",
-    ];
+    let candidates = tools::BASH_COMPLETION_SCRIPTS;
     candidates
         .iter()
         .map(PathBuf::from)

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use crate::helpers::release::release_bin;
 use crate::helpers::tmux::Tmux;
+use crate::tools::{self, require};
 
 /// The line a failed first attempt of two gets before a wait of `delay`.
 fn waiting_line(delay: &str) -> String {
@@ -45,6 +46,9 @@ fn until_given_up(tmux: &Tmux) -> String {
 
 #[test]
 fn an_unterminated_last_line_stays_on_the_screen() {
+    if !require(&[tools::TMUX]) {
+        return;
+    }
     // `curl -w '%{http_code}'` ends its output so.
     let dir = tempfile::tempdir().unwrap();
     let tmux = on_tmux(dir.path(), &retry_argv("1.5s", "printf 503; exit 1"), 80);
@@ -61,6 +65,9 @@ fn an_unterminated_last_line_stays_on_the_screen() {
 
 #[test]
 fn a_line_that_fills_the_terminal_stays_and_an_ended_one_gets_no_blank_line() {
+    if !require(&[tools::TMUX]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     // Exactly the terminal's width, no newline: the cursor waits in the last column.
     let full = "x".repeat(80);
@@ -81,6 +88,9 @@ fn a_line_that_fills_the_terminal_stays_and_an_ended_one_gets_no_blank_line() {
 
 #[test]
 fn widening_the_terminal_during_the_countdown_keeps_the_unterminated_line() {
+    if !require(&[tools::TMUX]) {
+        return;
+    }
     // The terminal rewraps at the new width: the countdown's row, continued from the attempt's
     // row, joins it; the next frame must not go back over the attempt's output, and the
     // countdown goes on on a line of its own.
@@ -115,6 +125,9 @@ fn shows_a_later_frame(screen: &str, delay: u32) -> bool {
 
 #[test]
 fn a_run_in_the_background_never_draws_over_the_prompt() {
+    if !require(&[tools::TMUX]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let tmux = shell(dir.path());
     tmux.type_text(&format!("{} &", command_line("3s")));
@@ -219,6 +232,9 @@ fn ctrl_z_then_fg_or_bg_during_the_countdown_loses_nothing() {
 
 #[test]
 fn a_stop_signal_in_the_background_ends_the_wait_at_once_with_the_line_once() {
+    if !require(&[tools::TMUX]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let tmux = shell(dir.path());
     tmux.type_text(&format!("{} &", command_line("50s")));

@@ -17,6 +17,7 @@ use predicates::prelude::*;
 use crate::helpers::proc::{running_with, stat, wait_state};
 use crate::helpers::pty::{interactive_shell, retry_in_terminal};
 use crate::helpers::{HANG_LIMIT, retry, retry_std, send, wait_for_lines, wait_with_limit};
+use crate::tools::{self, require};
 
 /// A token unique to one test, carried on the command lines of the processes it starts.
 struct Tagged(String);
@@ -229,6 +230,9 @@ fn groups(pid: i32) -> (i32, i32) {
 
 #[test]
 fn started_with_amp_then_fg_the_next_attempt_reads_the_terminal_and_ctrl_z_stops_it() {
+    if !require(&[tools::BASH]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name);
     let (first, go, ready, out, rc) = (

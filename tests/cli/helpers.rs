@@ -2,7 +2,7 @@
 //! limits, waiting on files instead of sleeps, and the check that retry refused its input. The
 //! submodules hold the one HTTP test server ([`http`]), the one pty launcher ([`pty`]), the one
 //! terminal emulator driven by keys and read as a screen ([`tmux`]), the one `/proc/PID/stat`
-//! reader ([`proc`]) and the release build ([`release`]).
+//! reader ([`proc`]) and the binary users run, the release build under `.ci/run` ([`release`]).
 
 pub mod http;
 pub mod jammed;
@@ -63,14 +63,15 @@ pub fn retry_std() -> Command {
     cmd
 }
 
-/// [`retry`], but the release build ([`release::release_bin`]): for what a run shows.
+/// [`retry`], but the binary users run ([`release::release_bin`]: the release build when
+/// `RETRY_TESTS_RELEASE_BINARY` names it, as under `.ci/run`): for what a run shows.
 pub fn release() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::from_std(release_std());
     cmd.timeout(HANG_LIMIT);
     cmd
 }
 
-/// [`retry_std`], but the release build ([`release::release_bin`]).
+/// [`retry_std`], but the binary users run ([`release::release_bin`]).
 pub fn release_std() -> Command {
     let mut cmd = Command::new(release::release_bin());
     cmd.stdin(Stdio::null()).process_group(0);

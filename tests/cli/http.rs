@@ -3,6 +3,7 @@
 
 use crate::helpers::http::{HttpServer, Reply, without_proxies};
 use crate::helpers::retry;
+use crate::tools::{self, require};
 
 /// The body of the one successful response: distinctive, so stdout can be matched exactly.
 const BODY: &str = "retry-http-test: ok 7f3a9c\n";
@@ -26,6 +27,9 @@ fn retry_curl(args: &[&str], url: &str) -> assert_cmd::assert::Assert {
 
 #[test]
 fn retries_503_and_429_until_200() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = server(&[503, 429, 200]);
     let url = format!("{}/status", server.url());
     let assert = retry_curl(&["-b", "10ms", "-c", "50ms"], &url);
@@ -77,6 +81,9 @@ fn retries_503_and_429_until_200() {
 
 #[test]
 fn gives_up_with_curls_status_after_the_last_retry() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = server(&[503]);
     let url = format!("{}/status", server.url());
     let assert = retry_curl(&["-n", "2", "-b", "10ms"], &url);

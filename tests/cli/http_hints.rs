@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::helpers::http::{HttpServer, Reply, without_proxies};
 use crate::helpers::{human_secs, retry, timeless};
+use crate::tools::{self, require};
 
 /// A server whose first answer to any request is `first` and every later one a 200 with body
 /// `fine`; it notes when each request arrived.
@@ -131,6 +132,9 @@ fn date_in(secs: u64) -> String {
 
 #[test]
 fn retry_after_in_seconds() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let (server, r) = hinted(Reply::new(503, "busy\n").header("Retry-After", "2"));
     waited_for(&server, &r, "Retry-After", 1.5, 2.0);
     // The headers still reach stdout, as curl printed them.
@@ -139,12 +143,18 @@ fn retry_after_in_seconds() {
 
 #[test]
 fn lower_case_names_as_http2_sends_them() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let (server, r) = hinted(Reply::new(429, "").header("retry-after", "2"));
     waited_for(&server, &r, "Retry-After", 1.5, 2.0);
 }
 
 #[test]
 fn retry_after_as_a_date_a_few_seconds_ahead() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     // A date has whole seconds: "3 s from now" is between 2 and 3 s away.
     let (server, r) = hinted(Reply::new(503, "").header("Retry-After", &date_in(3)));
     waited_for(&server, &r, "Retry-After", 1.5, 3.0);
@@ -152,6 +162,9 @@ fn retry_after_as_a_date_a_few_seconds_ahead() {
 
 #[test]
 fn retry_after_as_a_date_in_the_past_adds_no_wait() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let (server, r) =
         hinted(Reply::new(503, "").header("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT"));
     assert_eq!(r.code, Some(0), "{}", r.stderr);
@@ -162,6 +175,9 @@ fn retry_after_as_a_date_in_the_past_adds_no_wait() {
 
 #[test]
 fn ratelimit_with_nothing_remaining() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let (server, r) = hinted(
         Reply::new(429, "")
             .header("RateLimit-Policy", "\"default\";q=100;w=60")
@@ -172,6 +188,9 @@ fn ratelimit_with_nothing_remaining() {
 
 #[test]
 fn x_ratelimit_reset_is_an_epoch_when_remaining_is_zero() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let reset = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap()
@@ -198,12 +217,18 @@ fn x_ratelimit_reset_is_an_epoch_when_remaining_is_zero() {
 
 #[test]
 fn amz_retry_after_is_milliseconds() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let (server, r) = hinted(Reply::new(503, "").header("x-amz-retry-after", "1800"));
     waited_for(&server, &r, "x-amz-retry-after", 1.5, 1.8);
 }
 
 #[test]
 fn the_longest_hint_wins() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let (server, r) = hinted(
         Reply::new(503, "")
             .header("Retry-After", "1")
@@ -214,6 +239,9 @@ fn the_longest_hint_wins() {
 
 #[test]
 fn curl_i_and_curl_v_work_as_well_as_dump_header() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     // -i: headers and body on stdout; -v: headers on stderr after "< ".
     for curl in [["-sS", "-i"], ["-sS", "-v"]] {
         let server = Limited::start(Reply::new(503, "busy\n").header("Retry-After", "2"));
@@ -232,6 +260,9 @@ fn curl_i_and_curl_v_work_as_well_as_dump_header() {
 
 #[test]
 fn without_http_hints_headers_are_not_read() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = Limited::start(Reply::new(503, "").header("Retry-After", "30"));
     let url = server.url();
     let r = run(
@@ -245,6 +276,9 @@ fn without_http_hints_headers_are_not_read() {
 
 #[test]
 fn a_hint_longer_than_max_hint_gives_up_at_once_naming_it() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = Limited::start(Reply::new(503, "").header("Retry-After", "7200"));
     let url = server.url();
     let mut args = vec!["--http-hints", "--max-hint", "1m"];
@@ -304,6 +338,9 @@ fn a_hint_longer_than_max_hint_gives_up_at_once_naming_it() {
 
 #[test]
 fn a_hint_past_the_deadline_gives_up_at_once() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = Limited::start(Reply::new(429, "").header("Retry-After", "600"));
     let url = server.url();
     let mut args = vec!["--http-hints", "-d", "20s"];
@@ -325,6 +362,9 @@ fn a_hint_past_the_deadline_gives_up_at_once() {
 
 #[test]
 fn delay_from_output_takes_an_http_date_and_names_itself() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = Limited::start(Reply::new(503, "").header("Retry-After", &date_in(3)));
     let url = server.url();
     let mut args = vec!["--delay-from-output", "(?i)^retry-after: *(.+)$"];
@@ -335,6 +375,9 @@ fn delay_from_output_takes_an_http_date_and_names_itself() {
 
 #[test]
 fn the_json_wait_event_names_the_hint() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = Limited::start(Reply::new(503, "").header("Retry-After", "1"));
     let url = server.url();
     let mut args = vec!["--http-hints", "--log-format", "json"];
@@ -365,6 +408,9 @@ fn busy_quoting_headers() -> Reply {
 
 #[test]
 fn body_lines_are_not_headers_with_curl_i_or_dump_header_to_stdout() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     // -i, and -D - without -o, print the body after the header block on the same stream.
     for curl in [&["-sS", "-i"][..], &["-sS", "-D", "-"][..]] {
         let server = Limited::start(busy_quoting_headers());
@@ -383,6 +429,9 @@ fn body_lines_are_not_headers_with_curl_i_or_dump_header_to_stdout() {
 
 #[test]
 fn a_header_block_after_a_redirect_or_another_body_is_read() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     // One curl, two URLs: a 200 whose body quotes headers, then a 503 with the real hint; and a
     // redirect (curl -L prints no body for it) to that 503. Both are read, the bodies are not.
     for (flags, first) in [(&["-i"][..], "/quotes"), (&["-i", "-L"][..], "/moved")] {
@@ -411,6 +460,9 @@ fn a_header_block_after_a_redirect_or_another_body_is_read() {
 
 #[test]
 fn an_enormous_retry_after_is_past_every_limit() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     // 400 digits: too large for a float, yet a wait longer than any --max-hint.
     let digits = "9".repeat(400);
     let server = Limited::start(Reply::new(503, "").header("Retry-After", &digits));

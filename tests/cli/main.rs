@@ -3,6 +3,8 @@
 mod helpers;
 #[path = "../common/redis_server.rs"]
 mod redis_server;
+#[path = "../common/tools.rs"]
+mod tools;
 
 mod breaker;
 mod budget;

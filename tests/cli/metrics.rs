@@ -19,6 +19,7 @@ use crate::helpers::prometheus::{NodeExporter, promtool};
 use crate::helpers::{
     HANG_LIMIT, refused, refuses, release, retry, retry_std, send, wait_with_limit,
 };
+use crate::tools::{self, require};
 
 /// The value of the sample whose name and labels are written `series` (as in the file).
 fn value(text: &str, series: &str) -> Option<f64> {
@@ -40,6 +41,9 @@ fn accepted(path: &Path) -> String {
 
 #[test]
 fn a_run_leaves_a_file_promtool_accepts_and_the_next_run_adds_to_it() {
+    if !require(&[tools::PROMTOOL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("backup.prom");
     let flag = ["--metrics-file", file.to_str().unwrap()];
@@ -115,6 +119,9 @@ fn a_run_leaves_a_file_promtool_accepts_and_the_next_run_adds_to_it() {
 
 #[test]
 fn the_variable_and_the_job_flag_and_a_name_not_ending_in_prom() {
+    if !require(&[tools::PROMTOOL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("nightly.txt");
     retry()
@@ -147,6 +154,9 @@ fn the_variable_and_the_job_flag_and_a_name_not_ending_in_prom() {
 
 #[test]
 fn a_file_that_does_not_parse_is_replaced_and_said_so() {
+    if !require(&[tools::PROMTOOL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("job.prom");
     std::fs::write(&file, "retry_runs_total{job=\"true\" 12\n").unwrap();
@@ -252,6 +262,9 @@ fn a_device_node_is_refused(dir: &Path, touch: &[&str]) {
 
 #[test]
 fn a_run_ended_by_term_is_counted_as_stopped() {
+    if !require(&[tools::PROMTOOL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("job.prom");
     let marker = dir.path().join("started");
@@ -288,6 +301,9 @@ fn a_run_ended_by_term_is_counted_as_stopped() {
 
 #[test]
 fn the_last_success_is_0_in_every_file_until_a_run_succeeds() {
+    if !require(&[tools::PROMTOOL]) {
+        return;
+    }
     // `time() - retry_last_success_timestamp_seconds > N` must fire for a job that has never
     // worked: the series is in the first file a failing run leaves, as 0, stays 0 while runs
     // fail, and becomes the success's time once one succeeds.
@@ -323,6 +339,9 @@ fn the_last_success_is_0_in_every_file_until_a_run_succeeds() {
 
 #[test]
 fn forty_runs_ending_together_lose_no_count_and_never_leave_a_torn_file() {
+    if !require(&[tools::PROMTOOL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("job.prom");
     let go = dir.path().join("go");
@@ -398,6 +417,9 @@ fn forty_runs_ending_together_lose_no_count_and_never_leave_a_torn_file() {
 
 #[test]
 fn node_exporter_serves_the_file_of_a_cron_job() {
+    if !require(&[tools::PROMTOOL, tools::NODE_EXPORTER]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("backup.prom");
     for code in ["0", "5"] {
@@ -442,6 +464,9 @@ fn has_thread(pid: u32, name: &str) -> bool {
 
 #[test]
 fn term_while_another_run_holds_the_file_ends_retry_at_once() {
+    if !require(&[tools::PROMTOOL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("job.prom");
     // Another run's turn: the lock on the directory, held by the test.
@@ -493,6 +518,9 @@ fn term_while_another_run_holds_the_file_ends_retry_at_once() {
 
 #[test]
 fn a_run_the_breaker_refuses_is_counted_as_refused_with_no_attempt() {
+    if !require(&[tools::PROMTOOL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("job.prom");
     let store = dir.path().join("store");
@@ -522,6 +550,9 @@ fn a_run_the_breaker_refuses_is_counted_as_refused_with_no_attempt() {
 
 #[test]
 fn another_jobs_file_is_replaced_with_a_warning_naming_both_jobs() {
+    if !require(&[tools::PROMTOOL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("job.prom");
     let run = |job: &str| {

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use crate::helpers::http::{HttpServer, Reply};
 use crate::helpers::release::release_bin;
 use crate::helpers::{clear_outside_env, dry_run_cells, refused, release};
+use crate::tools::{self, require};
 
 /// `retry ARGS` (the release build) refused, naming each of `needles`.
 fn refuses(args: &[&str], needles: &[&str]) -> String {
@@ -199,12 +200,8 @@ fn the_manual_is_pointed_to_as_this_retry_prints_it() {
         assert!(only_warned(&text), "{page}");
         assert!(text.contains("retry --generate man | man -l -"), "{page}");
     }
-    // What it points to works, where man-db is installed.
-    let man_db = Command::new("man")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"man "));
-    if man_db {
+    // What it points to works (man-db's `man -l`).
+    if require(&[tools::MAN]) {
         let out = Command::new("sh")
             .args(["-c", "\"$0\" --generate man | MANPAGER=cat man -l -"])
             .arg(release_bin())
@@ -243,6 +240,9 @@ fn http_hints_example(text: &str, url: &str) -> String {
 
 #[test]
 fn the_http_hints_examples_keep_stdout_for_the_body() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     // The release build first: the server stops answering after the hang limit.
@@ -353,4 +353,33 @@ fn a_refused_variable_is_shown_escaped() {
         &["RETRY_BASE", "'1\\u{1b}[2J'"],
     );
     assert!(!line.contains('\u{1b}'), "{line:?}");
+}
+
+#[test]
+fn every_tool_the_tests_need_is_installed_by_ci_run_deps_and_documented() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let docs = std::fs::read_to_string(root.join("docs/development.md")).unwrap();
+    let word = |text: &str, w: &str| {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .any(|t| t == w)
+    };
+    for tool in tools::ALL {
+        // .ci/run installs a program's package by the package's name or the program's.
+        let program = tool.name.rsplit('/').next().unwrap();
+        assert!(
+            word(&ci, tool.from) || word(&ci, program),
+            ".ci/run --deps installs neither {} nor {program}",
+            tool.from
+        );
+        assert!(
+            docs.contains(&format!("({})", tool.from)),
+            "docs/development.md does not name the package {} ({})",
+            tool.from,
+            tool.name
+        );
+    }
+    let receiver = crate::helpers::otlp::RECEIVER;
+    assert!(ci.contains("opentelemetry-proto") && docs.contains("opentelemetry-proto"));
+    assert!(receiver.describe().contains("opentelemetry-proto"));
 }

@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use crate::helpers::http::{HttpServer, Reply, Request};
+use crate::tools::{self, require};
 
 /// Every marker a test of this module reads, as `(kind, name)`.
 const USED: &[(&str, &str)] = &[
@@ -428,6 +429,9 @@ fn the_quick_start_prints_what_the_readme_shows_but_for_the_drawn_delays() {
 
 #[test]
 fn the_pipeline_example_posts_the_same_body_and_jq_sees_one_answer() {
+    if !require(&[tools::CURL, tools::JQ]) {
+        return;
+    }
     let server = server(|path, n, body| match (path, n) {
         ("/source", _) => (200, br#"{"id": 7, "name": "widget"}"#.to_vec()),
         // The API fails twice (a partial answer, then an error), then echoes what it got.
@@ -465,6 +469,9 @@ fn the_pipeline_example_posts_the_same_body_and_jq_sees_one_answer() {
 
 #[test]
 fn the_http_status_example_retries_until_a_2xx() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = server(|_, n, _| match n {
         0 => (503, Vec::new()),
         1 => (429, Vec::new()),
@@ -486,6 +493,9 @@ fn the_http_status_example_retries_until_a_2xx() {
 
 #[test]
 fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = server(|_, n, _| match n {
         0 => (429, Vec::new()),
         _ => (200, b"fine".to_vec()),
@@ -549,6 +559,9 @@ fn the_retry_after_example_waits_as_long_as_a_lower_case_header_says() {
 
 #[test]
 fn the_idempotency_key_example_sends_one_key_and_body_for_every_attempt() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     // A server of its own, to see the request headers: 503, then 200.
     let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
     let url = format!("http://{}/orders", server.server_addr().to_ip().unwrap());
@@ -601,6 +614,9 @@ fn the_idempotency_key_example_sends_one_key_and_body_for_every_attempt() {
 
 #[test]
 fn the_github_actions_step_runs_as_written() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let server = server(|_, n, _| match n {
         0 => (502, Vec::new()),
         _ => (200, br#"{"version": "1.2.3"}"#.to_vec()),
@@ -763,6 +779,9 @@ fn the_chronic_cron_line_prints_nothing_after_a_late_success_and_everything_afte
 
 #[test]
 fn the_makefile_target_runs_as_written() {
+    if !require(&[tools::MAKE]) {
+        return;
+    }
     let target = example("makefile");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("Makefile"), &target).unwrap();
@@ -962,6 +981,9 @@ fn flaky(dir: &Path, always: bool) -> String {
 
 #[test]
 fn the_metrics_cron_line_leaves_a_file_node_exporter_serves() {
+    if !require(&[tools::PROMTOOL, tools::NODE_EXPORTER]) {
+        return;
+    }
     let line = example("metrics-cron");
     let command = line.trim().splitn(6, ' ').nth(5).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -992,6 +1014,9 @@ fn the_metrics_cron_line_leaves_a_file_node_exporter_serves() {
 
 #[test]
 fn the_healthchecks_pings_carry_one_run_id_for_start_log_success_and_fail() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
     let example = example("healthchecks");
     for always in [false, true] {
         let server = server(|_, _, _| (200, b"OK".to_vec()));
@@ -1038,6 +1063,9 @@ fn the_healthchecks_pings_carry_one_run_id_for_start_log_success_and_fail() {
 
 #[test]
 fn the_ci_trace_recipe_sends_the_run_and_its_attempts_in_the_pipelines_trace() {
+    if !require(&[crate::helpers::otlp::RECEIVER]) {
+        return;
+    }
     use crate::helpers::otlp::{Receiver, attr_in};
     let receiver = Receiver::start("answer");
     let dir = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::helpers::{retry_std, send, wait_for_lines, wait_gone, wait_with_limit};
+use crate::tools::{self, require};
 
 fn lines(path: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(path)
@@ -21,6 +22,9 @@ fn lines(path: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn stop_signals_reach_the_attempt_once_and_its_own_status_is_retrys() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     for (sig, name) in [(15, "TERM"), (2, "INT"), (1, "HUP"), (3, "QUIT")] {
         let dir = tempfile::tempdir().unwrap();
         let (log, ready) = (dir.path().join("log"), dir.path().join("ready"));

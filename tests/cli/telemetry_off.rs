@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use crate::tools::{self, require};
+
 /// The system calls retry's own process made (not its attempt's), as `strace -f` wrote them,
 /// for `retry ARGS -- true` with `envs`.
 fn own_calls(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Vec<String> {
@@ -61,6 +63,9 @@ fn unexpected(calls: &[String]) -> Vec<&String> {
 
 #[test]
 fn without_the_flag_or_an_endpoint_retry_opens_no_file_and_no_socket() {
+    if !require(&[tools::STRACE]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     for envs in [
         vec![],

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crate::helpers::proc::{stat, stat_at, wait_state};
 use crate::helpers::pty::{interactive_shell, retry_in_terminal};
 use crate::helpers::{HANG_LIMIT, send, wait_for_lines, wait_gone, wait_with_limit};
+use crate::tools::{self, require};
 
 fn args(flags: &[&str], script: String) -> Vec<String> {
     flags
@@ -21,6 +22,9 @@ fn args(flags: &[&str], script: String) -> Vec<String> {
 
 #[test]
 fn a_typed_ctrl_c_reaches_the_attempt_once_and_is_not_retried() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let (log, ready) = (dir.path().join("log"), dir.path().join("ready"));
     let (mut retry, mut tty) = retry_in_terminal(&counting_attempt(&log, &ready));
@@ -52,6 +56,9 @@ fn counting_attempt(log: &std::path::Path, ready: &std::path::Path) -> Vec<Strin
 
 #[test]
 fn a_kill_sent_to_retry_alone_is_forwarded_once() {
+    if !require(&[tools::PERL]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let (log, ready) = (dir.path().join("log"), dir.path().join("ready"));
     let (mut retry, _tty) = retry_in_terminal(&counting_attempt(&log, &ready));
@@ -64,6 +71,9 @@ fn a_kill_sent_to_retry_alone_is_forwarded_once() {
 
 #[test]
 fn the_attempt_reads_the_terminal_and_ctrl_z_then_fg_work() {
+    if !require(&[tools::BASH]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let (out, ready, rc) = (
         dir.path().join("out"),

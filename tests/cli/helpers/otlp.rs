@@ -1,7 +1,8 @@
 //! A real OTLP/HTTP trace receiver for the tests: `otlp_receiver.py` beside this file, a
 //! Python HTTP server that decodes each request with the OpenTelemetry project's protocol
 //! definitions (the `opentelemetry-proto` package, which `.ci/run` installs) and records it as
-//! a JSON line. Started on a free loopback port; killed when dropped.
+//! a JSON line. Started on a free loopback port; killed when dropped. A test that starts one
+//! first checks [`RECEIVER`] (`crate::tools::require`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -10,6 +11,32 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{HANG_LIMIT, wait_for_lines};
+use crate::tools::Tool;
+
+/// What the receiver needs: a Python that has the `opentelemetry-proto` package (see
+/// [`python`]), for `crate::tools::require`.
+pub const RECEIVER: Tool = Tool::elsewhere(
+    "python3 with the opentelemetry-proto package",
+    "PyPI; `.ci/run --deps` installs it into target/otlp-venv",
+    python_has_the_package,
+);
+
+/// Whether [`python`] runs and imports the package's trace service (asked once).
+fn python_has_the_package() -> bool {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        Command::new(python())
+            .args([
+                "-c",
+                "import opentelemetry.proto.collector.trace.v1.trace_service_pb2",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
 
 /// The running receiver.
 pub struct Receiver {
@@ -56,8 +83,8 @@ pub fn attr_in(attributes: &Value, key: &str) -> Option<Value> {
         .map(|kv| kv["value"].clone())
 }
 
-/// The Python that has the `opentelemetry-proto` package: the virtual environment `.ci/run`
-/// makes under `target/` when the system's `python3` lacks it, else `python3`.
+/// The Python that has the `opentelemetry-proto` package: the virtual environment
+/// `.ci/run --deps` makes under `target/` when the system's `python3` lacks it, else `python3`.
 fn python() -> PathBuf {
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/otlp-venv/bin/python3");
     if venv.exists() {

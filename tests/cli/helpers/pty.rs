@@ -90,7 +90,7 @@ pub fn retry_in_terminal(args: &[String]) -> (Child, File) {
     spawn_on_pty(cmd, Attach::Terminal)
 }
 
-/// Starts the release build of retry ([`super::release::release_bin`]) with `args` and the
+/// Starts the binary users run ([`super::release::release_bin`]) with `args` and the
 /// variables `env` (the caller's `RETRY_*` and `GITHUB_*` removed) as the session leader of a
 /// new pty of `columns` columns.
 pub fn retry_on_pty(args: &[&str], env: &[(&str, &str)], columns: u16) -> (Child, File) {

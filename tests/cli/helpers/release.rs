@@ -1,58 +1,25 @@
-//! The release build of retry, for the tests of what a run shows on a terminal (issue 20 asks
-//! for them through the binary users get): `cargo build --release --bin retry` is run once per
-//! test run, into the target directory the tests' own binary is in, and the path of the
-//! result handed out. Cargo does nothing when the build is fresh; when it is stale (the sources
-//! changed), it is rebuilt, so a test never runs an old release binary.
+//! The binary users run, for the tests of what a run shows on a terminal (issue 20 asks for
+//! them through the binary users get): the one [`RELEASE_VARIABLE`] names (`.ci/run` builds
+//! `target/release/retry` once and names it), else [`super::BINARY_VARIABLE`]'s (the AArch64
+//! release binary under qemu-user), else the one cargo built for this test run
+//! (`target/debug/retry` under `cargo test`, `target/release/retry` under
+//! `cargo test --release`). No test starts cargo.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-/// The path of `target/release/retry`, built (or found fresh) by cargo on the first call, with
-/// the `portable` feature when the tests have it; panics with cargo's output if the build
-/// fails. When `RETRY_TESTS_BINARY` names the binary under test (a release build, such as the
-/// AArch64 one under qemu-user), that binary.
+/// The test binary's variable that names the release build of retry to run where the tests
+/// ask for the binary users run (`.ci/run`: `target/release/retry`); the other tests still
+/// run [`super::bin`].
+pub const RELEASE_VARIABLE: &str = "RETRY_TESTS_RELEASE_BINARY";
+
+/// The binary users run: [`RELEASE_VARIABLE`]'s, else [`super::BINARY_VARIABLE`]'s, else the
+/// one cargo built for this test run (a debug build under plain `cargo test`). A relative path
+/// is taken from the directory the tests run in (the package's root).
 pub fn release_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if std::env::var_os(super::BINARY_VARIABLE).is_some() {
-            super::bin().to_path_buf()
-        } else {
-            build()
-        }
+    BIN.get_or_init(|| match std::env::var_os(RELEASE_VARIABLE) {
+        Some(path) => std::path::absolute(PathBuf::from(path)).expect("an absolute path"),
+        None => super::bin().to_path_buf(),
     })
-}
-
-fn build() -> PathBuf {
-    // The tests' binary is `TARGET/debug/retry` (or `TARGET/release/retry` under
-    // `cargo test --release`): the release build goes next to it.
-    let tested = Path::new(assert_cmd::cargo::cargo_bin!("retry"));
-    let target = tested
-        .parent()
-        .and_then(Path::parent)
-        .expect("the tested binary is TARGET/PROFILE/retry");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(cargo);
-    build.args(["build", "--release", "--bin", "retry", "--target-dir"]);
-    build.arg(target);
-    if cfg!(feature = "portable") {
-        build.args(["--features", "portable"]);
-    }
-    let out = build
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "cargo build --release: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let bin = target.join("release").join("retry");
-    assert!(
-        bin.is_file(),
-        "{} after cargo build --release",
-        bin.display()
-    );
-    bin
 }
