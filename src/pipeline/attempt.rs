@@ -36,7 +36,7 @@ pub struct AttemptReport {
     /// that does not read): part of the attempt's output may not have been written.
     pub abandoned: bool,
     /// The output pipes that processes the attempt left running still hold open, drained:
-    /// passed on after a success ([`RunIo::release`]), closed otherwise.
+    /// passed on after a success ([`RunIo::release`](super::RunIo::release)), closed otherwise.
     pub rest: Rest,
 }
 
