@@ -1,59 +1,64 @@
 //! retry: run a command again, with exponential backoff and jitter, until it succeeds.
 //!
-//! Data flows one way, and no module imports one above it: [`cli`] parses the command line
-//! (and, under it, [`cli::generate`] writes the man page and completions), [`config`]
-//! validates it into a [`config::Config`] (layering [`preset`]s and `RETRY_<FLAG>` variables),
-//! [`supervise`] runs the attempts (with [`signals`]), [`process`] spawns, signals and reaps
-//! each attempt, [`pipeline`] carries its stdin and stdout (with [`spool`]), [`report`] prints
-//! retry's own lines, and [`status`] says how retry ends, which [`finish`] turns into the
-//! process's end. `--simulate` goes from [`cli`] and [`config`] to [`simulate`] instead.
-//! Below them all: [`types`], the small values the command line shares with the layers under
-//! it; [`codes`], [`duration`], [`size`] and [`stop_signal`], which parse values; and
-//! self-contained parts for the layers above: [`hints`] (server delay hints), [`ci`] (what CI
-//! systems are told: folds, GitHub Actions' annotations, outputs and step summary), [`held`]
-//! (`--chronic`'s held output), [`budget`] (retry budget, circuit breaker), [`lock`]
-//! (`--lock`), [`env_file`] (`RETRY_ENV_FILE`) and [`signals`] (signals and child ends as
-//! events on the supervisor's one thread).
-//! The backoff maths and the contention simulator are crates of their own in this workspace:
-//! `retry-tool-backoff` (re-exported as [`backoff`]) and `retry-tool-simulate`.
+//! Data flows one way, top to bottom, and no module imports one above it (ARCHITECTURE.md at
+//! the repository's root draws it): the command line is parsed ([`cli`]) and validated into a
+//! [`config::Config`] ([`config`], layering [`preset`]s and `RETRY_<FLAG>` variables);
+//! [`supervise`] runs the attempts and emits run events ([`observe`]) to the observers
+//! [`observers`] chooses ([`report`], [`ci`], [`chronic`], [`telemetry`]); under it
+//! [`process`], [`signals`], [`pipeline`], [`budget`], [`net`] and the other parts do what it
+//! asks; at the bottom the small values everything shares, and [`status`], which says how
+//! retry ends ([`finish`] turns it into the process's end). `--simulate` goes from [`cli`] to
+//! [`simulate`] instead. The backoff maths and the contention simulator are crates of their
+//! own in this workspace: `retry-tool-backoff` (re-exported as [`backoff`]) and
+//! `retry-tool-simulate`.
 
 /// The backoff maths: the `retry-tool-backoff` crate of this workspace.
 pub use retry_tool_backoff as backoff;
 
-pub mod budget;
+// The entry: the C entry point, and the one place that names every observer.
+pub mod observers;
+#[cfg(unix)]
+pub mod start;
+
+// The command line and its validated settings; `--simulate`.
+pub mod cli;
+pub mod config;
+pub mod preset;
+pub mod simulate;
+
+// The run: the supervisor, its events, and the observers that hear them.
 pub mod chronic;
 pub mod ci;
-pub mod cli;
-pub mod codes;
-pub mod config;
-pub mod duration;
-pub mod entropy;
+pub mod observe;
+pub mod report;
+pub mod supervise;
+pub mod telemetry;
+
+// What the supervisor uses: processes and signals, the attempts' I/O, the service's
+// protection, the network, and the run's files.
+pub mod budget;
 #[cfg(unix)]
 pub mod env_file;
-pub mod escape;
 pub mod held;
 pub mod hints;
 #[cfg(unix)]
 pub mod lock;
 pub mod net;
-pub mod observe;
-pub mod observers;
 #[cfg(unix)]
 pub mod outlet;
 pub mod pipeline;
-pub mod preset;
 pub mod process;
-pub mod report;
 pub mod signals;
-pub mod simulate;
-pub mod size;
 pub mod spool;
-#[cfg(unix)]
-pub mod start;
+
+// The small values everything shares, and how retry ends.
+pub mod codes;
+pub mod duration;
+pub mod entropy;
+pub mod escape;
+pub mod size;
 pub mod status;
 pub mod stop_signal;
-pub mod supervise;
-pub mod telemetry;
 pub mod types;
 
 use std::ffi::OsString;
