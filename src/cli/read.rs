@@ -21,7 +21,14 @@ pub(super) fn parse_reading(args: &[OsString], env: bool) -> Result<Parsed, Stop
     if let Some(parsed) = plain(args, env) {
         return Ok(parsed);
     }
-    parse_as(Kind::of(args), args, &|_: &str| env)
+    let read_env = |_: &str| env;
+    let parsed = parse_as(Kind::Run, args, &read_env);
+    // A refused simulation: read as one, for its words on a `--jitter` neither reading takes
+    // (a mode listed twice, an unknown one among several).
+    if matches!(parsed, Err(Stop::Usage(_))) && Kind::of(args) == Kind::Simulate {
+        return parse_as(Kind::Simulate, args, &read_env);
+    }
+    parsed
 }
 
 /// The plain command line `retry [--] COMMAND [ARGS]...` (no option, and, when `env`, no
@@ -97,13 +104,15 @@ pub(super) fn documented() -> clap::Command {
     Kind::Simulate.command()
 }
 
-/// What a command line asks for, told apart before any value is checked: `--simulate` makes
-/// `--jitter` a list of modes.
+/// How `--jitter` is read: every line is first read as [`Kind::Run`], which takes a
+/// simulation's lists too; a refused line that gives `--simulate` is read again as
+/// [`Kind::Simulate`], for the simulation's words on the refused value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// Run a command (or `--dry-run`, `--generate`): `--jitter` is one [`super::JitterArg`].
+    /// `--jitter` is one [`super::JitterArg`], or a simulation's list
+    /// ([`SimulateArgs::jitter_for_a_run`]).
     Run,
-    /// `--simulate`: `--jitter` is a list of [`Mode`]s.
+    /// `--jitter` is a list of modes ([`SimulateArgs::jitter_as_modes`]).
     Simulate,
 }
 
@@ -195,10 +204,10 @@ fn parse_as(
 }
 
 /// `Cli` from matches, with the origin of every value taken from the environment. With
-/// `--simulate`, `--jitter` goes to [`SimulateArgs::modes`]; a run refuses a value only a
-/// simulation takes ([`RunJitter::ForSimulate`]), unless it generates documentation (which
-/// needs no settings) or the value came from `RETRY_JITTER` and a `--preset` on the command
-/// line outranks it (the variable then plays no part).
+/// `--simulate`, `--jitter` goes to [`SimulateArgs::modes`] (read as either kind); a run
+/// refuses a value only a simulation takes ([`RunJitter::ForSimulate`]), unless it generates
+/// documentation (which needs no settings) or the value came from `RETRY_JITTER` and a
+/// `--preset` on the command line outranks it (the variable then plays no part).
 fn from_matches(
     mut matches: ArgMatches,
     command: &clap::Command,
@@ -213,6 +222,7 @@ fn from_matches(
         }
     }
     origins.set_typed(command, &matches);
+    let simulating = matches.contains_id("simulate");
     let (modes, run_jitter) = match kind {
         Kind::Simulate => (SimulateArgs::take_modes(&mut matches), None),
         Kind::Run => (None, SimulateArgs::take_run_jitter(&mut matches)),
@@ -221,8 +231,10 @@ fn from_matches(
         .map_err(|e| Stop::Usage(super::errors::usage(&e)))?;
     cli.simulate.modes = modes;
     match run_jitter {
+        Some(jitter) if simulating => cli.simulate.modes = Some(jitter.modes()),
         Some(RunJitter::One(one)) => cli.backoff.jitter = Some(one),
-        Some(RunJitter::ForSimulate(names)) if cli.generate.is_none() => {
+        Some(list @ RunJitter::ForSimulate(_)) if cli.generate.is_none() => {
+            let names = list.names();
             let from_env = origins.is_env("jitter");
             if !(from_env && cli.backoff.preset.is_some() && !origins.is_env("preset")) {
                 let from = if from_env { " from RETRY_JITTER" } else { "" };

@@ -115,10 +115,11 @@ impl SimulateArgs {
         matches.remove_one::<Vec<Mode>>("jitter")
     }
 
-    /// `--jitter` as a run reads it: one [`JitterArg`], refused as clap refuses any value
-    /// outside the enum, except a value only a simulation takes (a list of modes,
-    /// `no-backoff`), which is read as [`RunJitter::ForSimulate`] for the caller to refuse in
-    /// its own words. So the line is parsed once, whatever `--jitter` holds.
+    /// `--jitter` as every line is read first: one [`JitterArg`], refused as clap refuses any
+    /// value outside the enum, except a value only a simulation takes (a list of modes,
+    /// `no-backoff`), read as [`RunJitter::ForSimulate`]: a simulation takes it as its list, a
+    /// run refuses it in its own words. So a line that parses is parsed once, whatever
+    /// `--jitter` holds and whether `--simulate` is given.
     pub fn jitter_for_a_run(arg: clap::Arg) -> clap::Arg {
         arg.value_parser(RunJitterParser)
     }
@@ -130,13 +131,34 @@ impl SimulateArgs {
     }
 }
 
-/// A run's `--jitter` value.
+/// A `--jitter` value as [`SimulateArgs::jitter_for_a_run`] reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunJitter {
     /// One mode, as a run takes it.
     One(JitterArg),
-    /// A value only `--simulate` takes: the names of its modes, comma-separated.
-    ForSimulate(String),
+    /// A value only `--simulate` takes: a list of modes, or `no-backoff`.
+    ForSimulate(Vec<Mode>),
+}
+
+impl RunJitter {
+    /// The value as a simulation's list of modes.
+    pub fn modes(self) -> Vec<Mode> {
+        match self {
+            RunJitter::One(one) => vec![Mode::from(crate::backoff::Jitter::from(one))],
+            RunJitter::ForSimulate(modes) => modes,
+        }
+    }
+
+    /// The names of the modes, comma-separated, as `--jitter` takes them.
+    pub fn names(&self) -> String {
+        match self {
+            RunJitter::One(one) => super::names::value_name(one),
+            RunJitter::ForSimulate(modes) => {
+                let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+                names.join(",")
+            }
+        }
+    }
 }
 
 /// Parses a run's `--jitter` for clap: [`JitterArg`]'s own parser, and a simulation's list
@@ -156,10 +178,7 @@ impl TypedValueParser for RunJitterParser {
         match EnumValueParser::<JitterArg>::new().parse_ref(cmd, arg, value) {
             Ok(one) => Ok(RunJitter::One(one)),
             Err(e) => match value.to_str().map(Mode::parse_list) {
-                Some(Ok(modes)) => {
-                    let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
-                    Ok(RunJitter::ForSimulate(names.join(",")))
-                }
+                Some(Ok(modes)) => Ok(RunJitter::ForSimulate(modes)),
                 _ => Err(e),
             },
         }
