@@ -89,7 +89,11 @@ impl Supervisor<'_> {
                 stop_match: findings.stop_match,
                 interrupted: end.interrupted,
                 verdict,
-                reader_gone: consult && process::stdout_reader_gone(),
+                // Asked only when it can matter: after a failure, or a success --until-fail
+                // runs again.
+                reader_gone: consult
+                    && (verdict != Verdict::Success || self.config.shape == Shape::UntilFail)
+                    && process::stdout_reader_gone(),
                 replay_lost: replay_lost.as_deref(),
                 hint: hints::asked(findings.delay_hint),
                 max_hint: self.config.max_hint,
