@@ -48,6 +48,8 @@ mod newcomer;
 mod outcomes;
 mod pipeline;
 mod readme;
+mod readme_ci;
+mod readme_examples;
 mod readme_loops;
 mod run_context;
 mod run_end;
