@@ -72,15 +72,9 @@ fn caught(body: impl FnOnce() -> Exit) -> Exit {
 /// as std does, if that cannot be done.
 fn reopen_closed_std_fds() {
     const DEV_NULL: &CStr = c"/dev/null";
-    // F_GETFD only reads a descriptor's flags; it fails with EBADF when it is not open.
-    // rustix's `stdio` hands out 0, 1 and 2 whether open or not (std assumes they are).
-    let std_fds = [
-        rustix::stdio::stdin(),
-        rustix::stdio::stdout(),
-        rustix::stdio::stderr(),
-    ];
-    for (fd, borrowed) in std_fds.into_iter().enumerate() {
-        if rustix::io::fcntl_getfd(borrowed).is_ok() {
+    let closed = crate::process::closed_now();
+    for fd in 0..3 {
+        if closed & (1 << fd) == 0 {
             continue;
         }
         // Left open for the life of the process (without O_CLOEXEC, as std opens it).

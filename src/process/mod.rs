@@ -59,7 +59,7 @@ pub use launch::{LaunchError, Piped, Spawned, spawn, spawn_hook};
 pub use outcome::{Outcome, StopReason};
 #[cfg(unix)]
 pub use pipe::cloexec_pipe;
-pub use stdio::closed_at_start;
+pub use stdio::{closed_at_start, closed_now};
 #[cfg(unix)]
 pub use unix::{Attempt, Ended, become_subreaper, die_by_signal, reap_strays, stdout_reader_gone};
 

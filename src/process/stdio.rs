@@ -13,13 +13,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// Bit `fd` is set when descriptor `fd` (0, 1 or 2) was closed at start.
 static CLOSED: AtomicU8 = AtomicU8::new(0);
 
-/// Runs before `main` (and before std's start-up code): notes which of 0, 1, 2 are closed.
-#[cfg(target_os = "linux")]
-extern "C" fn note_closed_std_fds(
-    _argc: libc::c_int,
-    _argv: *const *const libc::c_char,
-    _envp: *const *const libc::c_char,
-) {
+/// Which of descriptors 0, 1 and 2 are closed now: bit `fd` set for each.
+pub fn closed_now() -> u8 {
     // F_GETFD only reads a descriptor's flags; it fails with EBADF when it is not open.
     // rustix's `stdio` hands out 0, 1 and 2 whether open or not (std assumes they are).
     let std_fds = [
@@ -27,11 +22,23 @@ extern "C" fn note_closed_std_fds(
         rustix::stdio::stdout(),
         rustix::stdio::stderr(),
     ];
+    let mut closed = 0;
     for (fd, borrowed) in std_fds.into_iter().enumerate() {
         if rustix::io::fcntl_getfd(borrowed).is_err() {
-            CLOSED.fetch_or(1 << fd, Ordering::Relaxed);
+            closed |= 1 << fd;
         }
     }
+    closed
+}
+
+/// Runs before `main` (and before std's start-up code): notes which of 0, 1, 2 are closed.
+#[cfg(target_os = "linux")]
+extern "C" fn note_closed_std_fds(
+    _argc: libc::c_int,
+    _argv: *const *const libc::c_char,
+    _envp: *const *const libc::c_char,
+) {
+    CLOSED.fetch_or(closed_now(), Ordering::Relaxed);
 }
 
 /// The constructor's entry in `.init_array`; it lives in this module beside [`closed_at_start`],

@@ -223,27 +223,8 @@ fn carriers(context: SpanContext, tracestate: Option<&str>) -> Vec<(&'static str
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
-
-    fn settings(
-        file: Option<&str>,
-        job: Option<&str>,
-        vars: &[(&str, &str)],
-    ) -> Result<Settings, String> {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Settings::new(
-            file.map(PathBuf::from),
-            job.map(String::from),
-            false,
-            &["/usr/bin/curl".into(), "-f".into()],
-            |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
-        )
-    }
+    use crate::telemetry::settings::tests::settings;
 
     #[test]
     fn every_attempt_gets_its_own_traceparent_and_hooks_the_last_one() {

@@ -154,10 +154,12 @@ pub fn program(command: &[OsString]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn settings(
+    /// Settings from `--metrics-file` (`file`), `--metrics-job` (`job`) and the variables
+    /// `vars`, for a run of `curl -f` (record.rs's tests use it too).
+    pub(in crate::telemetry) fn settings(
         file: Option<&str>,
         job: Option<&str>,
         vars: &[(&str, &str)],
