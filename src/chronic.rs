@@ -1,7 +1,8 @@
 //! `--chronic` as an observer of the run ([`crate::observe`]): at the end, what was held is
 //! dropped if the run succeeded, and written out in order otherwise, in a thread the run waits
-//! for while still hearing signals ([`crate::observe::Running::wait_tasks`]): a reader that does not read keeps
-//! retry waiting no longer than a stop signal and a short grace after it. moreutils'
+//! for while still hearing signals ([`crate::observe::Running::wait_tasks`]): a reader that
+//! does not read keeps retry waiting no longer than a stop signal (even one read before the
+//! write-out, [`crate::observe::Event::Stopped`]) and a short grace while the outputs take bytes. moreutils'
 //! `chronic` (<https://joeyh.name/code/moreutils/>) is the model.
 //!
 //! First the record is sealed, so that whatever retry says from then on (the line before the
@@ -12,7 +13,7 @@
 //! stopped the run) ends retry by that signal.
 
 use crate::codes::signal_name;
-use crate::observe::{End, Observer};
+use crate::observe::{End, Event, Observer};
 use crate::pipeline::RunIo;
 use crate::report::Writer;
 use crate::size::{format_size, format_size_roughly};
@@ -25,6 +26,9 @@ pub struct Chronic<'a> {
     writer: &'a Writer,
     /// `--max-output`, for the line saying why output was dropped.
     max_output: Option<u64>,
+    /// The stop signal that ended the run ([`Event::Stopped`]), even when retry exits with the
+    /// last attempt's own status (it had ended before the signal came).
+    stopped_by: Option<i32>,
 }
 
 impl<'a> Chronic<'a> {
@@ -36,11 +40,18 @@ impl<'a> Chronic<'a> {
             io,
             writer,
             max_output,
+            stopped_by: None,
         })
     }
 }
 
 impl Observer for Chronic<'_> {
+    fn event(&mut self, event: &Event<'_>) {
+        if let Event::Stopped(signal) = event {
+            self.stopped_by = Some(*signal);
+        }
+    }
+
     /// Drops or writes out what was held; `end.exit` stays, unless the write-out failed (125
     /// for a success) or a stop signal cut it (that signal).
     fn finish(&mut self, end: &mut End<'_>) {
@@ -79,7 +90,7 @@ impl Observer for Chronic<'_> {
         // A run stopped by a signal has only the grace left for its write-out.
         let stopped = match end.exit {
             Exit::Signal(n) if run.stop_arrived() => Some(n),
-            _ => None,
+            _ => self.stopped_by,
         };
         let mut interrupted = stopped;
         let write_out = match self.io.write_out() {

@@ -61,7 +61,10 @@ pub use outcome::{Outcome, StopReason};
 pub use pipe::cloexec_pipe;
 pub use stdio::{closed_at_start, closed_now};
 #[cfg(unix)]
-pub use unix::{Attempt, Ended, become_subreaper, die_by_signal, reap_strays, stdout_reader_gone};
+pub use unix::{
+    Attempt, Ended, become_subreaper, die_by_signal, outputs_take_bytes, reap_strays,
+    stdout_reader_gone,
+};
 
 #[cfg(not(unix))]
 compile_error!("retry supervises processes with Unix signals and process groups: Unix only");

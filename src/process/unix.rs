@@ -184,6 +184,19 @@ pub fn stdout_reader_gone() -> bool {
             .is_some_and(|r| r.contains(PollFlags::POLLERR))
 }
 
+/// Whether retry's stdout and stderr can both take bytes now (a write would not block: room in
+/// a pipe, a file, a terminal; a closed or broken one counts, as its writes fail at once).
+/// After a stop signal, retry waits for its I/O threads only while this holds. Never blocks.
+pub fn outputs_take_bytes() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+    let mut fds = [
+        PollFd::new(stdout.as_fd(), PollFlags::POLLOUT),
+        PollFd::new(stderr.as_fd(), PollFlags::POLLOUT),
+    ];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(2))
+}
+
 /// Ends retry by `signal`, so its parent sees the same death as the attempt's: core dumps are
 /// disabled, the default action restored and the signal raised. Returns only if that did not
 /// end the process (a signal whose default action is not to terminate).

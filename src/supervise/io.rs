@@ -24,10 +24,13 @@ use crate::process;
 use crate::signals::{Event, passed_on};
 use crate::status::Exit;
 
-/// After a stop signal, how long retry still waits for an attempt's I/O (what is left in its
-/// pipes, a held stdout) before leaving it behind: a reader that does not read must not keep
-/// retry from stopping.
+/// After a stop signal, how long at most retry still waits for an attempt's I/O (what is left
+/// in its pipes, a held stdout) before leaving it behind, and then only while its stdout and
+/// stderr take bytes: a reader that does not read must not keep retry from stopping at once.
 pub(super) const IO_GRACE: Duration = Duration::from_millis(500);
+
+/// How often, during [`IO_GRACE`], retry looks again whether its outputs still take bytes.
+const GRACE_STEP: Duration = Duration::from_millis(10);
 
 impl Supervisor<'_> {
     /// The attempt ended (`exited_0`: its process exited with status 0 by itself): lets its
@@ -56,15 +59,20 @@ impl Supervisor<'_> {
     }
 
     /// Waits for `tasks` to end, still hearing signals: a stop signal is noted in
-    /// `interrupted`, and from then on the wait lasts at most [`IO_GRACE`]. Returns whether
-    /// they all ended.
+    /// `interrupted`, and from then on the wait lasts at most [`IO_GRACE`], and only while
+    /// retry's stdout and stderr take bytes (a full pipe nobody reads ends it at once).
+    /// Returns whether they all ended.
     pub(super) fn wait_tasks(&self, tasks: &Tasks, interrupted: &mut Option<i32>) -> bool {
         loop {
             if tasks.done() {
                 return true;
             }
-            if interrupted.is_some() {
-                return tasks.wait_until(Instant::now() + IO_GRACE);
+            // A stop signal read before (that ended the run) counts as one that comes now.
+            if interrupted.is_some() || crate::signals::stop_arrived() {
+                if interrupted.is_none() {
+                    *interrupted = self.queued_stop_signal();
+                }
+                return grace(tasks);
             }
             // The threads wake this channel when they end (a SIGCHLD to retry).
             match self.events.wait(None) {
@@ -242,5 +250,23 @@ impl Settling {
     /// Nothing went wrong.
     fn clean(&self) -> bool {
         self.faults.is_empty() && !self.cut && !self.reader_gone
+    }
+}
+
+/// The wait for `tasks` after a stop signal (see [`Supervisor::wait_tasks`]): whether they
+/// all ended.
+fn grace(tasks: &Tasks) -> bool {
+    let until = Instant::now() + IO_GRACE;
+    loop {
+        if tasks.done() {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= until || !process::outputs_take_bytes() {
+            return false;
+        }
+        if tasks.wait_until((now + GRACE_STEP).min(until)) {
+            return true;
+        }
     }
 }

@@ -337,8 +337,35 @@ fn sigterm_with_stdout_a_full_pipe_nobody_reads_ends_at_once_and_says_what_was_d
     send(child.id(), libc::SIGTERM);
     let status = wait_with_limit(&mut child);
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
-    // The grace is half a second; ten leave room for a loaded machine, not for a hang.
+    // No grace with stdout full; ten seconds leave room for a loaded machine, not for a hang.
     assert!(sent.elapsed() < std::time::Duration::from_secs(10));
+    let err = std::fs::read_to_string(&err).unwrap();
+    assert!(
+        err.ends_with(
+            "retry: stopped by SIGTERM while the output --chronic held was being written: \
+             the rest of it is dropped\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_stop_signal_read_as_the_last_attempt_ends_by_itself_still_cuts_a_blocked_write_out() {
+    // The attempt sends TERM to retry and ignores the TERM retry passes on, so it ends by
+    // itself (status 1) after retry has read the stop signal; stdout is a full pipe nobody
+    // reads. The write-out must not wait for a signal that was already read.
+    let dir = tempfile::tempdir().unwrap();
+    let err = dir.path().join("err");
+    let (_reader, writer) = crate::helpers::jammed::full_pipe();
+    let mut child = retry_std()
+        .args(["--chronic", "-n", "0", "--", "sh", "-c"])
+        .arg("trap '' TERM; echo 'held out'; kill -TERM $PPID; exit 1")
+        .stdout(Stdio::from(writer))
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let status = wait_with_limit(&mut child);
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
     let err = std::fs::read_to_string(&err).unwrap();
     assert!(
         err.ends_with(
