@@ -383,3 +383,57 @@ fn every_tool_the_tests_need_is_installed_by_ci_run_deps_and_documented() {
     assert!(ci.contains("opentelemetry-proto") && docs.contains("opentelemetry-proto"));
     assert!(receiver.describe().contains("opentelemetry-proto"));
 }
+
+#[test]
+fn a_missing_tool_is_a_skip_with_a_summary_or_under_ci_a_failure() {
+    // This test binary again, on one test that needs curl, with a PATH where nothing is: from
+    // a hard link three directories down a scratch directory, so that its list of skips
+    // (TARGET/tests-skipped.txt, TARGET being three levels above the binary) is its own.
+    let exe = std::env::current_exe().unwrap();
+    let scratch = tempfile::tempdir_in(exe.parent().unwrap()).unwrap();
+    let deps = scratch.path().join("debug/deps");
+    std::fs::create_dir_all(&deps).unwrap();
+    let linked = deps.join(exe.file_name().unwrap());
+    if std::fs::hard_link(&exe, &linked).is_err() {
+        std::fs::copy(&exe, &linked).unwrap();
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let run = |require: bool| {
+        let mut cmd = Command::new(&linked);
+        clear_outside_env(&mut cmd);
+        cmd.env_remove(tools::REQUIRE_VARIABLE)
+            .env("PATH", empty.path())
+            .args([
+                "--exact",
+                "http::retries_503_and_429_until_200",
+                "--test-threads",
+                "1",
+            ]);
+        if require {
+            cmd.env(tools::REQUIRE_VARIABLE, "1");
+        }
+        cmd.stdin(Stdio::null()).output().unwrap()
+    };
+    let skipped = run(false);
+    let stderr = String::from_utf8_lossy(&skipped.stderr);
+    let stdout = String::from_utf8_lossy(&skipped.stdout);
+    assert!(skipped.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    let line = "http::retries_503_and_429_until_200: skipped: needs curl (Debian package curl)";
+    assert!(
+        stderr.contains("\n1 test of `cli` skipped for want of a tool"),
+        "{stderr}"
+    );
+    // libtest holds a passing test's own stderr: the summary is what shows each skip.
+    assert!(stderr.contains(&format!("\n  {line}\n")), "{stderr}");
+    let listed = std::fs::read_to_string(scratch.path().join(tools::SKIPPED_FILE)).unwrap();
+    assert_eq!(listed, format!("[cli] {line}\n"));
+    let failed = run(true);
+    let stdout = String::from_utf8_lossy(&failed.stdout);
+    assert_eq!(failed.status.code(), Some(101), "{stdout}");
+    assert!(
+        stdout
+            .contains("RETRY_TESTS_REQUIRE_TOOLS=1 and this test needs curl (Debian package curl)"),
+        "{stdout}"
+    );
+}

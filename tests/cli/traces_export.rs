@@ -69,8 +69,7 @@ fn a_failing_or_absent_receiver_is_one_warning_and_never_the_status() {
     ] {
         let out = retry()
             .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
-            .args(["--", "sh", "-c", "exit 4"])
-            .args(["-n", "0"])
+            .args(["-n", "0", "--", "sh", "-c", "exit 4"])
             .assert()
             .code(4)
             .get_output()

@@ -1,8 +1,10 @@
 //! The programs (and the one Python package) the tests drive that a machine may lack, and the
 //! one check a test makes before it uses them: [`require`]. A test that needs a tool it cannot
 //! find is skipped with one line naming it and the Debian package that provides it, on stderr
-//! and in `target/tests-skipped.txt`; with `RETRY_TESTS_REQUIRE_TOOLS=1` (as `.ci/run` sets it)
-//! it fails naming them instead, so CI never passes by skipping. Shared by the `budget` and
+//! (which libtest shows for a passing test only with `--nocapture`) and in
+//! `target/tests-skipped.txt`; with `RETRY_TESTS_REQUIRE_TOOLS=1` (as `.ci/run` sets it)
+//! it fails naming them instead, so CI never passes by skipping. Each test binary that skipped
+//! ends its output with a summary counting the skips and naming each again. Shared by the `budget` and
 //! `cli` test targets (each includes this file with `#[path]`); `.ci/run --deps` installs
 //! every package named here.
 
@@ -208,6 +210,7 @@ pub fn require(tools: &[Tool]) -> bool {
         .to_string();
     let line = format!("{test}: skipped: needs {needs}");
     eprintln!("{line}");
+    summarise_at_exit(&line);
     if let Some((path, lock)) = file {
         let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
         if let Ok(mut f) = std::fs::OpenOptions::new()
@@ -219,6 +222,33 @@ pub fn require(tools: &[Tool]) -> bool {
         }
     }
     false
+}
+
+/// Keeps `line` for the summary this test binary prints when it exits, after libtest's
+/// `test result:` line: how many tests it skipped, and each skip again (the first call
+/// registers the printing with `atexit(3)`, which runs as the harness returns or exits).
+fn summarise_at_exit(line: &str) {
+    static SKIPS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    extern "C" fn print_summary() {
+        let skips = SKIPS.lock().unwrap_or_else(|e| e.into_inner());
+        let tests = if skips.len() == 1 { "test" } else { "tests" };
+        let mut text = format!(
+            "\n{} {tests} of `{}` skipped for want of a tool (`.ci/run --deps` installs them; \
+             {REQUIRE_VARIABLE}=1 makes each a failure):\n",
+            skips.len(),
+            binary()
+        );
+        for skip in skips.iter() {
+            text.push_str(&format!("  {skip}\n"));
+        }
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    }
+    let mut skips = SKIPS.lock().unwrap_or_else(|e| e.into_inner());
+    if skips.is_empty() {
+        // SAFETY: registers a function of no arguments that only locks, formats and writes.
+        unsafe { libc::atexit(print_summary) };
+    }
+    skips.push(line.to_string());
 }
 
 /// The name of this test binary (`cli`, `budget`): its file's name without cargo's hash.

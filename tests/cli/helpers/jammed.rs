@@ -94,6 +94,19 @@ fn where_blocked(pid: i32) -> Option<(char, String)> {
     ))
 }
 
+/// Whether retry's main thread sleeps in a call that no time ends: write(2) (1 on x86_64, 64
+/// on aarch64) to a reader that never reads, or ppoll(2) (271 on x86_64) without a timeout
+/// (its third argument, the timespec pointer, is 0): only I/O or a signal wakes it.
+fn asleep_for_good(pid: i32) -> bool {
+    let call = std::fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+    let fields: Vec<&str> = call.split_whitespace().collect();
+    match fields.as_slice() {
+        ["1" | "64", ..] => true,
+        ["271", _fds, _nfds, timeout, ..] => *timeout == "0x0",
+        _ => false,
+    }
+}
+
 /// What a jammed run came to.
 #[derive(Debug)]
 pub struct Jammed {
@@ -197,8 +210,9 @@ impl Scene {
     }
 
     /// Waits until retry sleeps in the same system call twice in a row, 20 ms apart, after
-    /// the marker appeared when `wait_marker` (or, if it never does, once it has slept there
-    /// for two seconds: a run that stops before its command); `None` if it ended first.
+    /// the marker appeared when `wait_marker` (or, if it never does, at once when it sleeps
+    /// for good, else once it has slept there for two seconds: a run that stops before its
+    /// command); `None` if it ended first.
     fn wait_blocked(
         &self,
         child: &mut Child,
@@ -230,8 +244,13 @@ impl Scene {
                 Some((state, call)) => *state == 'S' && call != "running" && now == last,
                 None => false,
             };
-            let ready =
-                !wait_marker || self.marker().exists() || since.elapsed() > Duration::from_secs(2);
+            // A run asleep for good (see `asleep_for_good`) before its command ran is jammed
+            // already; one asleep in a wait that may end by itself (a delay, a lock) gets two
+            // seconds to reach its command.
+            let ready = !wait_marker
+                || self.marker().exists()
+                || (settled && asleep_for_good(pid))
+                || since.elapsed() > Duration::from_secs(2);
             if settled && ready {
                 return now.map(|(_, call)| call);
             }
