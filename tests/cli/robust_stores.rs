@@ -1,8 +1,14 @@
-//! `--budget` against hostile or broken stores and values, through the binary: a Redis error
-//! reply or a stored value full of terminal escapes never reaches the terminal raw; a stored
-//! value of 300 MiB is refused unread (retry stays small); a value that looks like a URL but is
-//! not one is refused (125), its password masked, instead of becoming a local directory; and
-//! 200 runs failing together on one KEY each record their failure, at most 3 commands a run.
+//! Robustness: stores. `--budget` against hostile or broken stores and values, through the
+//! binary: a Redis error reply or a stored value full of terminal escapes never reaches the
+//! terminal raw; a stored value of 300 MiB is refused unread (retry stays small); a value that
+//! looks like a URL but is not one is refused (125), its password masked, instead of becoming a
+//! local directory; and 200 runs failing together on one KEY each record their failure, at
+//! most 3 commands a run.
+//!
+//! Not here: the spill files of `--replay-stdin` and `--stdout-on-success` (`robust_security.rs`,
+//! `robust_stdin.rs`); the budget, its stores and the fake Redis server as they should work
+//! (`budget.rs`, `budget_waits.rs`, `fake_redis.rs`, and `tests/budget/`), lock files
+//! (`lock.rs`), the metrics and env files (`metrics*.rs`, `env_file.rs`).
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
