@@ -1,8 +1,8 @@
 //! Robustness: the terminal and what the user reads. At a terminal, `retry ... &` followed by
 //! `fg` reads the terminal on the next attempt and stops on Ctrl-Z. In retry's own lines: a
 //! newline in a program name or argument cannot forge a line, `-v` gives the limits and the
-//! successful attempt's duration, and `--json` gives the seed as a string, delays in
-//! microseconds and errors as events.
+//! successful attempt's duration, and `--log-format json` gives the seed as a string, delays
+//! in microseconds and errors as events.
 //!
 //! Not here: a held stdout on a terminal that hung up (`robust_pipes.rs`); the command's
 //! arguments kept out of retry's messages (`robust_security.rs`); escapes in what a budget
