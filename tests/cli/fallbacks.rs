@@ -4,7 +4,7 @@
 //! attempt's end), each with ENOSYS, EPERM or EINVAL. Every guarantee holds: launch errors
 //! (126, 127, never retried), exit statuses and deaths by signal, a timeout stopping the whole
 //! tree, signals passed on once, a hook's output. `.ci/run` also runs the supervision modules
-//! (signals, timeouts, faults_proc, timeout_compat, fidelity, hooks) with the filter on.
+//! (signals, timeouts, process trees, timeout_compat, fidelity, hooks) with the filter on.
 //! Linux on x86_64 and AArch64 only; not under qemu-user, which refuses seccomp filters.
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};

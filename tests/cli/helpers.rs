@@ -2,7 +2,8 @@
 //! limits, waiting on files instead of sleeps, and the check that retry refused its input. The
 //! submodules hold the one HTTP test server ([`http`]), the one pty launcher ([`pty`]), the one
 //! terminal emulator driven by keys and read as a screen ([`tmux`]), the one `/proc/PID/stat`
-//! reader ([`proc`]) and the binary users run, the release build under `.ci/run` ([`release`]).
+//! reader ([`proc`]), the binary users run, the release build under `.ci/run` ([`release`]), and
+//! a run collected to its end with its status, stdout and stderr ([`run`]).
 
 pub mod http;
 pub mod jammed;
@@ -11,6 +12,7 @@ pub mod proc;
 pub mod prometheus;
 pub mod pty;
 pub mod release;
+pub mod run;
 pub mod seccomp;
 pub mod tmux;
 
@@ -167,6 +169,15 @@ pub fn wait_for_lines(path: &Path, lines: usize) -> String {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// The lines of the file at `path`; none while it does not exist.
+pub fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
 }
 
 /// Waits for `child` to exit, within [`HANG_LIMIT`]; kills it and panics on the limit.

@@ -1,5 +1,6 @@
 //! The one reader of `/proc/PID/stat` (proc(5)): a process's state, parent, process group and
-//! its terminal's foreground group; and the processes found by a token on their command line.
+//! its terminal's foreground group; and the processes found by a token on their command line
+//! ([`token`] makes one, [`wait_none_running`] waits until none is left).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -84,6 +85,33 @@ pub fn running_with(token: &str) -> Vec<i32> {
                 && alive(p)
         })
         .collect()
+}
+
+/// A token of digits unique to this test run, to find its processes by command line (pids
+/// are reused); `sleep 100.TOKEN` is a 100-second sleep that carries it.
+pub fn token(tag: u32) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{tag}{}{nanos:09}", std::process::id())
+}
+
+/// Waits (up to 10 s) until no live process has `token` on its command line; panics with
+/// what is left.
+pub fn wait_none_running(token: &str) {
+    let start = Instant::now();
+    loop {
+        let left = running_with(token);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "processes left running: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

@@ -1,7 +1,8 @@
-//! Hostile values, flag by flag: the DURATION, CODES and other value strategies, each duration
-//! and CODES flag (and its `RETRY_<FLAG>` variable) checked against the library's own parser,
-//! the parsers themselves over many more cases, and the famous hostile values by name
-//! (the argument vectors and the running and judging of a case are in `hostile.rs`).
+//! Robustness: input validation. Hostile values, flag by flag: the DURATION, CODES and other
+//! value strategies, each duration and CODES flag (and its `RETRY_<FLAG>` variable) checked
+//! against the library's own parser, the parsers themselves over many more cases, and the
+//! famous hostile values by name (the argument vectors and the running and judging of a case
+//! are in `robust_input.rs`).
 
 use std::ffi::OsString;
 
@@ -11,7 +12,7 @@ use proptest::test_runner::TestCaseError;
 use retry::codes::CodeSet;
 use retry::duration::parse_duration;
 
-use crate::hostile::{COMMAND, config, judge, run, strings};
+use crate::robust_input::{COMMAND, config, judge, run, strings};
 
 // ---------------------------------------------------------------------------------------------
 // Values

@@ -1,15 +1,21 @@
-//! `--budget` against hostile or broken stores and values, through the binary: a Redis error
-//! reply or a stored value full of terminal escapes never reaches the terminal raw; a stored
-//! value of 300 MiB is refused unread (retry stays small); a value that looks like a URL but is
-//! not one is refused (125), its password masked, instead of becoming a local directory; and
-//! 200 runs failing together on one KEY each record their failure, at most 3 commands a run.
+//! Robustness: stores. `--budget` against hostile or broken stores and values, through the
+//! binary: a Redis error reply or a stored value full of terminal escapes never reaches the
+//! terminal raw; a stored value of 300 MiB is refused unread (retry stays small); a value that
+//! looks like a URL but is not one is refused (125), its password masked, instead of becoming a
+//! local directory; and 200 runs failing together on one KEY each record their failure, at
+//! most 3 commands a run.
+//!
+//! Not here: the spill files of `--replay-stdin` and `--stdout-on-success` (`robust_security.rs`,
+//! `robust_stdin.rs`); the budget, its stores and the fake Redis server as they should work
+//! (`budget.rs`, `budget_waits.rs`, `fake_redis.rs`, and `tests/budget/`), lock files
+//! (`lock.rs`), the metrics and env files (`metrics*.rs`, `env_file.rs`).
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::fake_redis::{Behaviour, FakeRedis};
-use crate::helpers::{clear_outside_env, refused, retry, retry_std};
+use crate::helpers::{HANG_LIMIT, clear_outside_env, refused, retry, retry_std};
 use crate::redis_server::RedisServer;
 use crate::tools::{self, require};
 
@@ -69,15 +75,47 @@ fn escapes_from_an_error_reply_or_a_stored_value_never_reach_the_terminal_raw() 
     assert!(warning.contains("is corrupt"), "{warning}");
 }
 
-/// The peak resident memory of a finished child in KiB, from `wait4(2)`'s `ru_maxrss`.
-fn wait_with_peak_rss(child: &Child) -> (i32, i64) {
+/// The raw wait status of a finished child, from `wait4(2)`.
+fn wait_raw(child: &Child) -> i32 {
     let mut status = 0;
-    // SAFETY: rusage is plain data; zeroed is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 on our own child's pid with valid pointers.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    // SAFETY: wait4 on our own child's pid with a valid status pointer and no rusage.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, std::ptr::null_mut()) };
     assert_eq!(pid, child.id() as i32);
-    (status, usage.ru_maxrss)
+    status
+}
+
+/// The peak resident memory of the program child `pid` runs, in KiB: its `VmHWM` (proc(5)),
+/// read every millisecond until its memory is gone (it ended), from a thread; join it before
+/// reaping the child, so that the pid cannot be another's. Not `wait4(2)`'s `ru_maxrss`: a child
+/// spawned with `posix_spawn` (a vfork) runs in the test process's memory until it executes
+/// retry, and the exec folds that memory's peak into `ru_maxrss`, which was then the test
+/// binary's (120 MiB late in a full run) rather than retry's. Readings while the child still
+/// runs the test binary are left out.
+fn sample_peak_rss(pid: u32) -> std::thread::JoinHandle<i64> {
+    let own = std::fs::read_link("/proc/self/exe").unwrap();
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        let mut peak = 0;
+        loop {
+            let exe = std::fs::read_link(format!("/proc/{pid}/exe"));
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let hwm = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse::<i64>().ok());
+            match (exe, hwm) {
+                (Ok(exe), Some(kib)) if exe != own => peak = peak.max(kib),
+                (Ok(_), Some(_)) => {}
+                _ => {
+                    assert!(peak > 0, "no reading of pid {pid}'s memory after its exec");
+                    return peak;
+                }
+            }
+            assert!(start.elapsed() < HANG_LIMIT, "pid {pid} still running");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    })
 }
 
 #[test]
@@ -99,9 +137,11 @@ fn a_stored_value_of_300_mib_is_refused_unread_and_retry_stays_small() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let peak = sample_peak_rss(child.id());
     let mut stderr = Vec::new();
     std::io::Read::read_to_end(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    let (status, peak_kib) = wait_with_peak_rss(&child);
+    let peak_kib = peak.join().unwrap();
+    let status = wait_raw(&child);
     // Reaped by wait4 already: this only settles std's view of it.
     let _ = child.try_wait();
     assert!(

@@ -1,8 +1,9 @@
-//! Hostile input: random argument vectors and environments built from hostile DURATION and
-//! CODES strings (negative, huge, NaN-like, unit typos, overflow, non-UTF-8) and random
-//! `RETRY_<FLAG>` values. retry never panics, never hangs, and either exits 125 with one line
-//! `retry: ...` or runs. Here: the argument vectors and the running and judging of a case; the
-//! values, flag by flag against the parser, are in `hostile_values.rs`.
+//! Robustness: input validation. Hostile input: random argument vectors and environments
+//! built from hostile DURATION and CODES strings (negative, huge, NaN-like, unit typos,
+//! overflow, non-UTF-8) and random `RETRY_<FLAG>` values. retry never panics, never hangs, and
+//! either exits 125 with one line `retry: ...` or runs. Here: the argument vectors and the
+//! running and judging of a case; the values, flag by flag against the parser, are in
+//! `robust_input_values.rs`.
 //!
 //! Every run has a cleared environment with `PATH` set to an empty directory, so a random word
 //! that ends up as COMMAND is never found (127) and nothing random is ever executed; the real
@@ -11,6 +12,10 @@
 //! prints one row per retry), its `-n` is `0` or invalid, so no case can legitimately wait long.
 //!
 //! Case counts: `PROPTEST_CASES` overrides the defaults below.
+//!
+//! Not here: values from a server's output (`robust_servers.rs`) or a budget store
+//! (`robust_stores.rs`); the exact words of each refusal (`cli_errors.rs`), and variables and
+//! presets as they should work (`ecosystem.rs`).
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -23,7 +28,7 @@ use proptest::sample::select;
 use proptest::test_runner::TestCaseError;
 
 use crate::helpers::retry;
-use crate::hostile_values::{
+use crate::robust_input_values::{
     codes_text, count_text, duration_text, jitter_text, multiplier_text, preset_text, regex_text,
     seed_text,
 };

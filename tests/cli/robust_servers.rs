@@ -1,8 +1,14 @@
-//! Server hints from hostile or odd output, printed with `printf` as curl would print it: hints
-//! too large for a float are past every limit, and only a response's header block holds hints
-//! (not a body, a request, a line before any status line, or a bare-CR trick). Each attempt
-//! fails with status 1; a hint that was read shows in the progress line.
+//! Robustness: servers and their hints, from hostile or odd output printed with `printf` as
+//! curl would print it: hints too large for a float are past every limit, only a response's
+//! header block holds hints (not a body, a request, a line before any status line, or a
+//! bare-CR trick), and a hint that is neither seconds nor a date is reported once per attempt.
+//! Each attempt fails with status 1; a hint that was read shows in the progress line.
+//!
+//! Not here: hints from a real HTTP server, Retry-After dates and `--max-hint` (`http_hints.rs`,
+//! `http.rs`); the values of retry's own flags (`robust_input*.rs`); a budget's Redis server
+//! (`robust_stores.rs`).
 
+use crate::helpers::run::{retry_with, run};
 use crate::helpers::{retry, timeless};
 
 /// What `retry ARGS -b 0 -c 0 -n 1 -- sh -c "printf FORMAT; exit 1"` said: status, stderr.
@@ -186,5 +192,28 @@ fn header_blocks_are_read_however_curl_prints_them() {
         &printed(&hinted, &many),
         "x-amz-retry-after",
         "many responses",
+    );
+}
+
+#[test]
+fn a_hint_that_is_neither_seconds_nor_a_date_is_reported_once_per_attempt() {
+    let mut cmd = retry_with(&["--delay-from-output", "(?i)^retry-after: *(.+)$"]);
+    cmd.args(["-b", "0", "-n", "2", "--", "sh", "-c"])
+        .arg("echo 'retry-after: Wed, 21 Oct 2015 07:28 GMT'; exit 1");
+    let r = run(cmd);
+    assert_eq!(r.status.code(), Some(1));
+    let hints: Vec<&str> = r
+        .retry_lines()
+        .into_iter()
+        .filter(|l| l.contains("--delay-from-output"))
+        .collect();
+    // Attempts 1 and 2 are followed by a delay; attempt 3 is not.
+    assert_eq!(hints.len(), 2, "{}", r.stderr);
+    assert!(
+        hints[0].contains(
+            "'Wed, 21 Oct 2015 07:28 GMT', which is neither a number of seconds nor an HTTP-date"
+        ),
+        "{}",
+        r.stderr
     );
 }

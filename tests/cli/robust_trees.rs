@@ -1,22 +1,26 @@
-//! Faults of processes and signals (issue 9), what retry stops of what it starts: processes that
+//! Robustness: process trees, what retry stops of what it starts (issue 9): processes that
 //! leave the attempt's group or session, what failed attempts and hooks leave behind, hooks at
-//! the deadline. An inherited signal mask or ignored signals and `retry ... &` followed by `fg`
-//! are in `faults_proc_signals.rs`; the exact edges (0 limits, closed descriptors, the end after
-//! KILL) in `faults_edges.rs`.
+//! the deadline, a child inherited from before the attempt; and, in quick versions of
+//! `benches/trees.sh`, 50 timeouts of a shell with background children leave nothing, and a
+//! tree that ignores TERM gets KILL after `--kill-after` (137).
 //!
 //! Processes the tests start carry a token on their command line (`sleep 100.TOKEN`), so they
 //! are found whatever their pid, and a [`Tagged`] guard kills any that a failing test left.
+//!
+//! Not here: descriptors, threads, memory and zombies over thousands of attempts
+//! (`robust_soak.rs`); a grandchild holding stdout (`robust_pipes.rs`); the signals and the
+//! exact edges of the limits (`robust_signals.rs`); the attempt as retry's own child, no shell
+//! between (`robust_security.rs`).
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
 
-use crate::helpers::proc::running_with;
+use crate::helpers::proc::{running_with, token, wait_none_running};
 use crate::helpers::pty::retry_in_terminal;
-use crate::helpers::{retry, retry_std, send, wait_for_lines, wait_with_limit};
+use crate::helpers::{lines, retry, retry_std, send, wait_for_lines, wait_with_limit};
 
 /// A token unique to one test, carried on the command lines of the processes it starts.
 struct Tagged(String);
@@ -64,27 +68,6 @@ impl Drop for Tagged {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     }
-}
-
-pub(crate) fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(String::from)
-        .collect()
-}
-
-/// A field of `/proc/PID/status` (`SigBlk`, `SigIgn`, ...) as a bit mask.
-pub(crate) fn mask_in(status: &str, field: &str) -> u64 {
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in {status}"));
-    u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
-}
-
-pub(crate) fn bit(signal: i32) -> u64 {
-    1 << (signal - 1)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,4 +297,49 @@ fn an_inherited_child_is_not_the_attempts() {
         vec![pid],
         "only the attempt's sleep was stopped"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trees under timeouts
+
+#[test]
+fn fifty_timeouts_of_a_shell_with_background_children_leave_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let tag = token(1);
+    // `sleep 100.TAG`: a 100-second sleep that can be found by its command line.
+    let script = format!(
+        "sleep 100.{tag} & echo $! >> {p}; sleep 100.{tag} & echo $! >> {p}; \
+         echo $$ >> {p}; wait",
+        p = pids.display()
+    );
+    retry()
+        .args(["-q", "-b", "0", "-n", "49", "-t", "50ms", "--", "sh", "-c"])
+        .arg(&script)
+        .assert()
+        .code(124);
+    let recorded = std::fs::read_to_string(&pids).unwrap();
+    assert!(recorded.lines().count() >= 50, "{recorded}");
+    wait_none_running(&tag);
+}
+
+#[test]
+fn a_tree_that_ignores_term_gets_kill_after_kill_after_and_137() {
+    let tag = token(2);
+    let started = Instant::now();
+    let out = retry()
+        .args(["-n", "0", "-t", "200ms", "--kill-after", "300ms", "--"])
+        .args(["sh", "-c"])
+        .arg(format!(
+            "trap '' TERM; sh -c 'trap \"\" TERM; sleep 100.{tag}' & \
+             while :; do sleep 0.05; done"
+        ))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("KILL"));
+    // KILL was needed: retry dies of KILL, as coreutils `timeout` (a shell's 137).
+    assert_eq!(out.get_output().status.signal(), Some(libc::SIGKILL));
+    // TERM at 200 ms, KILL 300 ms later.
+    assert!(started.elapsed() >= Duration::from_millis(500));
+    wait_none_running(&tag);
 }

@@ -1,8 +1,13 @@
-//! Security properties: the command runs directly (no shell unless the user writes `sh -c`);
-//! its arguments never appear in retry's messages by default; the temporary files of
-//! `--replay-stdin` and `--stdout-on-success` are 0600, unlinked, in TMPDIR, whatever the umask;
-//! `--on-retry` and `--on-give-up` hooks see the inherited environment plus only the variables
-//! their help documents.
+//! Robustness: security properties. The command runs directly (no shell unless the user
+//! writes `sh -c`), as retry's own child; its arguments never appear in retry's messages by
+//! default, nor when a signal ends retry; the temporary files of `--replay-stdin` and
+//! `--stdout-on-success` are 0600, unlinked, in TMPDIR, whatever the umask; `--on-retry` and
+//! `--on-give-up` hooks see the inherited environment plus only the variables their help
+//! documents.
+//!
+//! Not here: what the hooks and attempts leave running (`robust_trees.rs`); a newline in an
+//! argument that cannot forge a line (`robust_terminal.rs`); a missing or full TMPDIR
+//! (`robust_stdin.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
