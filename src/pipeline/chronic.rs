@@ -85,7 +85,7 @@ impl RunIo {
         let Some(held) = self.held.clone() else {
             return Ok(None);
         };
-        let tasks = Tasks::new();
+        let tasks = Tasks::writing_to_outputs();
         let (out, err) = (self.stdout.clone(), self.stderr.clone());
         let handle = tasks.spawn("write-out", move || held.write_out(&out, &err))?;
         Ok(Some(WriteOut { tasks, handle }))

@@ -81,7 +81,7 @@ impl RunIo {
         to_stdout: bool,
         rest: Rest,
     ) -> io::Result<Release> {
-        let tasks = Tasks::new();
+        let tasks = Tasks::writing_to_outputs();
         // With --chronic nothing of a successful attempt is shown but, with
         // --stdout-on-success, its stdout: what its leftovers write is read and dropped.
         let chronic = self.held.is_some();

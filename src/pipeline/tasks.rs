@@ -15,6 +15,8 @@ pub struct Tasks(Arc<Count>);
 struct Count {
     running: Mutex<usize>,
     ended: Condvar,
+    /// The threads write to retry's own stdout and stderr and nowhere else that could block.
+    to_outputs: bool,
 }
 
 /// Counts a thread out when dropped: at its end, and also if it panics.
@@ -32,6 +34,21 @@ impl Tasks {
     /// An empty group.
     pub fn new() -> Tasks {
         Tasks::default()
+    }
+
+    /// An empty group of threads that write to retry's own stdout and stderr (and block on
+    /// nothing else that matters): after a stop signal, a full output ends the wait for them
+    /// at once ([`Tasks::to_outputs`]).
+    pub fn writing_to_outputs() -> Tasks {
+        Tasks(Arc::new(Count {
+            to_outputs: true,
+            ..Count::default()
+        }))
+    }
+
+    /// Whether the group was made by [`Tasks::writing_to_outputs`].
+    pub fn to_outputs(&self) -> bool {
+        self.0.to_outputs
     }
 
     fn lock(&self) -> MutexGuard<'_, usize> {

@@ -25,8 +25,9 @@ use crate::signals::{Event, passed_on};
 use crate::status::Exit;
 
 /// After a stop signal, how long at most retry still waits for an attempt's I/O (what is left
-/// in its pipes, a held stdout) before leaving it behind, and then only while its stdout and
-/// stderr take bytes: a reader that does not read must not keep retry from stopping at once.
+/// in its pipes, a held stdout) before leaving it behind; for threads that only write to its
+/// stdout and stderr, only while those take bytes: a reader that does not read must not keep
+/// retry from stopping at once.
 pub(super) const IO_GRACE: Duration = Duration::from_millis(500);
 
 /// How often, during [`IO_GRACE`], retry looks again whether its outputs still take bytes.
@@ -59,8 +60,9 @@ impl Supervisor<'_> {
     }
 
     /// Waits for `tasks` to end, still hearing signals: a stop signal is noted in
-    /// `interrupted`, and from then on the wait lasts at most [`IO_GRACE`], and only while
-    /// retry's stdout and stderr take bytes (a full pipe nobody reads ends it at once).
+    /// `interrupted`, and from then on the wait lasts at most [`IO_GRACE`] (for threads that
+    /// write to retry's stdout and stderr, only while those take bytes: a full pipe nobody
+    /// reads ends it at once).
     /// Returns whether they all ended.
     pub(super) fn wait_tasks(&self, tasks: &Tasks, interrupted: &mut Option<i32>) -> bool {
         loop {
@@ -262,7 +264,7 @@ fn grace(tasks: &Tasks) -> bool {
             return true;
         }
         let now = Instant::now();
-        if now >= until || !process::outputs_take_bytes() {
+        if now >= until || (tasks.to_outputs() && !process::outputs_take_bytes()) {
             return false;
         }
         if tasks.wait_until((now + GRACE_STEP).min(until)) {
