@@ -95,14 +95,16 @@ fn where_blocked(pid: i32) -> Option<(char, String)> {
 }
 
 /// Whether retry's main thread sleeps in a call that no time ends: write(2) (1 on x86_64, 64
-/// on aarch64) to a reader that never reads, or ppoll(2) (271 on x86_64) without a timeout
-/// (its third argument, the timespec pointer, is 0): only I/O or a signal wakes it.
+/// on aarch64) to a reader that never reads, ppoll(2) (271 on x86_64) without a timeout (its
+/// third argument, the timespec pointer, is 0) or poll(2) (7, the portable build's) with a
+/// timeout of -1: only I/O or a signal wakes it.
 fn asleep_for_good(pid: i32) -> bool {
     let call = std::fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
     let fields: Vec<&str> = call.split_whitespace().collect();
     match fields.as_slice() {
         ["1" | "64", ..] => true,
         ["271", _fds, _nfds, timeout, ..] => *timeout == "0x0",
+        ["7", _fds, _nfds, timeout, ..] => matches!(*timeout, "0xffffffff" | "0xffffffffffffffff"),
         _ => false,
     }
 }
