@@ -21,6 +21,7 @@ use predicates::prelude::*;
 use crate::helpers::proc::{running_with, token, wait_none_running};
 use crate::helpers::pty::retry_in_terminal;
 use crate::helpers::{lines, retry, retry_std, send, wait_for_lines, wait_with_limit};
+use crate::tools::{self, require};
 
 /// A token unique to one test, carried on the command lines of the processes it starts.
 struct Tagged(String);
@@ -84,7 +85,8 @@ fn escaping_tree(tag: &Tagged, tail: &str) -> String {
 
 #[test]
 fn a_timeout_stops_processes_that_left_the_group_or_the_session() {
-    if crate::helpers::skip_unless_finds_processes_outside_the_group() {
+    // The tree's job-control branch is bash's (`set -m`).
+    if crate::helpers::skip_unless_finds_processes_outside_the_group() || !require(&[tools::BASH]) {
         return;
     }
     let tag = Tagged::new(1);
@@ -108,7 +110,8 @@ fn a_timeout_stops_processes_that_left_the_group_or_the_session() {
 
 #[test]
 fn a_forwarded_term_and_the_deadline_stop_processes_that_left_the_session() {
-    if crate::helpers::skip_unless_finds_processes_outside_the_group() {
+    // The tree's job-control branch is bash's (`set -m`).
+    if crate::helpers::skip_unless_finds_processes_outside_the_group() || !require(&[tools::BASH]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -150,7 +153,8 @@ fn a_forwarded_term_and_the_deadline_stop_processes_that_left_the_session() {
 
 #[test]
 fn in_a_terminal_a_timeout_stops_processes_that_left_the_session() {
-    if crate::helpers::skip_unless_finds_processes_outside_the_group() {
+    // The tree's job-control branch is bash's (`set -m`).
+    if crate::helpers::skip_unless_finds_processes_outside_the_group() || !require(&[tools::BASH]) {
         return;
     }
     let tag = Tagged::new(4);
