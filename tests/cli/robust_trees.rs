@@ -28,11 +28,7 @@ struct Tagged(String);
 
 impl Tagged {
     fn new(tag: u32) -> Tagged {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        Tagged(format!("{tag}{}{nanos:09}", std::process::id()))
+        Tagged(token(tag))
     }
 
     /// A shell command for a 100-second sleep that carries the token.
@@ -47,18 +43,7 @@ impl Tagged {
 
     /// Waits (within 10 s) until none of the token's processes is alive.
     fn wait_none(&self) {
-        let start = Instant::now();
-        loop {
-            let left = self.running();
-            if left.is_empty() {
-                return;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "processes left running: {left:?}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_none_running(&self.0);
     }
 }
 
