@@ -2,8 +2,8 @@
 //! dropped if the run succeeded, and written out in order otherwise, in a thread the run waits
 //! for while still hearing signals ([`crate::observe::Running::wait_tasks`]): a reader that
 //! does not read keeps retry waiting no longer than a stop signal (even one read before the
-//! write-out, [`crate::observe::Event::Stopped`]) and a short grace while the outputs take bytes. moreutils'
-//! `chronic` (<https://joeyh.name/code/moreutils/>) is the model.
+//! write-out, [`crate::observe::Event::Stopped`]) and a short grace while the outputs take
+//! bytes. moreutils' `chronic` (<https://joeyh.name/code/moreutils/>) is the model.
 //!
 //! First the record is sealed, so that whatever retry says from then on (the line before the
 //! write-out saying how much was dropped, an error after it) is written, not held. The closing

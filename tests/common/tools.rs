@@ -4,9 +4,9 @@
 //! (which libtest shows for a passing test only with `--nocapture`) and in
 //! `target/tests-skipped.txt`; with `RETRY_TESTS_REQUIRE_TOOLS=1` (as `.ci/run` sets it)
 //! it fails naming them instead, so CI never passes by skipping. Each test binary that skipped
-//! ends its output with a summary counting the skips and naming each again. Shared by the `budget` and
-//! `cli` test targets (each includes this file with `#[path]`); `.ci/run --deps` installs
-//! every package named here.
+//! ends its output with a summary counting the skips and naming each again. Shared by the
+//! `budget` and `cli` test targets (each includes this file with `#[path]`); `.ci/run --deps`
+//! installs every package named here.
 
 // Each test target uses a part of it.
 #![allow(dead_code)]
