@@ -94,6 +94,18 @@ fn forty_runs(store: &str) -> (usize, usize) {
     (count(&tally), warned)
 }
 
+/// gRFC A6 at the defaults: 40 first attempts and the 4 retries a full bucket grants (44 when
+/// no run warned). A run that could not reach the store in time goes on without a budget (as
+/// designed, with a warning): at most its 5 retries more, which a loaded machine can cause.
+fn within_the_budget(attempts: usize, warned: usize) {
+    let bound = 46 + 5 * warned;
+    assert!(
+        (40..=bound).contains(&attempts),
+        "{attempts} attempts, {warned} warned"
+    );
+    assert!(warned > 0 || attempts == 44, "{attempts} attempts");
+}
+
 /// A temporary directory on a tmpfs (`/dev/shm`) when there is one, as `$XDG_RUNTIME_DIR`, the
 /// default store's place, is: on a disk, a busy journal can hold a run's `rename` past the
 /// 100 ms lock timeout, and the runs waiting then fail open (as designed, with a warning).
@@ -107,11 +119,7 @@ fn forty_concurrent_runs_with_a_file_store_make_at_most_46_attempts() {
     let store = dir.path().join("store");
     let (attempts, warned) = forty_runs(store.to_str().unwrap());
     println!("file store: 40 runs of -n 5 made {attempts} attempts, {warned} warnings");
-    // gRFC A6 at the defaults: 40 first attempts and the 4 retries a full bucket grants.
-    assert!((40..=46).contains(&attempts), "{attempts} attempts");
-    if warned == 0 {
-        assert_eq!(attempts, 44);
-    }
+    within_the_budget(attempts, warned);
     let state = std::fs::read_to_string(store.join("K.json")).unwrap();
     assert!(
         state.contains("\"milli\":0"),
@@ -130,10 +138,7 @@ fn forty_concurrent_runs_with_redis_make_at_most_46_attempts() {
     let server = RedisServer::start();
     let (attempts, warned) = forty_runs(&server.url());
     println!("redis store: 40 runs of -n 5 made {attempts} attempts, {warned} warnings");
-    assert!((40..=46).contains(&attempts), "{attempts} attempts");
-    if warned == 0 {
-        assert_eq!(attempts, 44);
-    }
+    within_the_budget(attempts, warned);
 }
 
 #[test]
