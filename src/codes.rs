@@ -100,15 +100,14 @@ pub fn signal_number(name: &str) -> Option<u8> {
     } else {
         format!("SIG{upper}")
     };
-    let sig: nix::sys::signal::Signal = full.parse().ok()?;
-    u8::try_from(sig as i32).ok()
+    u8::try_from(crate::signal_names::number(&full)?).ok()
 }
 
 /// The name of signal `n` (`SIGTERM`), or `signal N` when it has none.
 pub fn signal_name(n: i32) -> String {
-    match nix::sys::signal::Signal::try_from(n) {
-        Ok(sig) => sig.as_str().to_string(),
-        Err(_) => format!("signal {n}"),
+    match crate::signal_names::name(n) {
+        Some(name) => name.to_string(),
+        None => format!("signal {n}"),
     }
 }
 

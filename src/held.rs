@@ -15,11 +15,10 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::spool::{in_tmpdir, private_tempfile};
+use crate::spool::{in_tmpdir, private_tempfile, read_exact_at, write_all_at};
 
 /// Bytes of the ring kept in memory: 8 MiB, as the spool of `--stdout-on-success`.
 pub const MEMORY_LIMIT: u64 = crate::spool::MEMORY_LIMIT as u64;
@@ -272,8 +271,7 @@ impl State {
             self.file = Some(private_tempfile().map_err(|e| in_tmpdir("create", &e))?);
         }
         if let Some(file) = &self.file {
-            file.write_all_at(bytes, pos - in_memory)
-                .map_err(|e| in_tmpdir("write", &e))?;
+            write_all_at(file, bytes, pos - in_memory).map_err(|e| in_tmpdir("write", &e))?;
         }
         Ok(())
     }
@@ -332,7 +330,7 @@ impl State {
                 let file = self.file.as_ref().ok_or_else(|| {
                     io::Error::new(io::ErrorKind::UnexpectedEof, "held bytes missing")
                 })?;
-                file.read_exact_at(here, pos - in_memory)?;
+                read_exact_at(file, here, pos - in_memory)?;
             }
             buf = rest;
             at += n as u64;

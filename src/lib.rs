@@ -37,14 +37,11 @@ pub mod telemetry;
 // What the supervisor uses: processes and signals, the attempts' I/O, the service's
 // protection, the network, and the run's files.
 pub mod budget;
-#[cfg(unix)]
 pub mod env_file;
 pub mod held;
 pub mod hints;
-#[cfg(unix)]
 pub mod lock;
 pub mod net;
-#[cfg(unix)]
 pub mod outlet;
 pub mod pipeline;
 pub mod process;
@@ -56,6 +53,7 @@ pub mod codes;
 pub mod duration;
 pub mod entropy;
 pub mod escape;
+pub mod signal_names;
 pub mod size;
 pub mod status;
 pub mod stop_signal;
@@ -160,6 +158,28 @@ fn written_or_125(written: io::Result<()>, what: &str, format: LogFormat, start:
     }
 }
 
+/// On Windows, where a process cannot die of a signal: a run that a console's Ctrl-C, Ctrl-Break
+/// or close ended between attempts ends with `STATUS_CONTROL_C_EXIT` (3221225786), as a console
+/// program ended by Ctrl-C does; a job retry terminated with 137; an exit code with all its 32
+/// bits (`ExitCode` takes only 8, so through `process::exit`, which flushes stdout first).
+#[cfg(windows)]
+fn finish_windows(exit: Exit) {
+    /// `STATUS_CONTROL_C_EXIT`, NTSTATUS 0xC000013A.
+    const CONTROL_C_EXIT: u32 = 0xC000_013A;
+    let code = match exit {
+        Exit::Signal(n) if roles_stop(n) => CONTROL_C_EXIT,
+        other => other.code(),
+    };
+    // The exit code is the u32's bits, which `process::exit` takes as an i32.
+    std::process::exit(code.cast_signed());
+}
+
+/// Whether `signal` is a console event that stops retry (Windows).
+#[cfg(windows)]
+fn roles_stop(signal: i32) -> bool {
+    signals::is_stop(signal)
+}
+
 /// Ends the process with `exit`, for `main` to return: for [`Exit::Signal`], by raising that
 /// signal (with core dumps disabled) so that the parent sees the same death as the attempt's;
 /// otherwise, or when the signal does not end the process, as the exit code [`Exit::code`].
@@ -168,5 +188,7 @@ pub fn finish(exit: Exit) -> ExitCode {
     if let Exit::Signal(n) = exit {
         process::die_by_signal(n);
     }
-    ExitCode::from(exit.code())
+    #[cfg(windows)]
+    finish_windows(exit);
+    ExitCode::from(exit.status())
 }

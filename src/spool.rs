@@ -7,7 +7,6 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -134,8 +133,7 @@ impl Spool {
         };
         // File I/O outside the lock: readers only read below `len`, we write above it.
         if let Some(file) = file {
-            file.write_all_at(data, at)
-                .map_err(|e| in_tmpdir("write", &e))?;
+            write_all_at(&file, data, at).map_err(|e| in_tmpdir("write", &e))?;
         }
         self.lock().len += data.len() as u64;
         self.grew.notify_all();
@@ -222,7 +220,7 @@ impl Spool {
         };
         let want = buf.len().min((end - offset) as usize);
         match file {
-            Some(file) => file.read_at(&mut buf[..want], offset - file_start),
+            Some(file) => read_at(&file, &mut buf[..want], offset - file_start),
             None => Ok(0),
         }
     }
@@ -297,8 +295,64 @@ pub(crate) fn private_tempfile() -> io::Result<File> {
         }
     }
     let file = tempfile::tempfile()?;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    #[cfg(unix)]
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
     Ok(file)
+}
+
+/// Reads from `file` at `offset` into `buf` without moving a cursor another reader shares
+/// (`pread` on Unix); on Windows with `seek_read`, which moves the handle's cursor: the spools
+/// and the held output write at positions of their own or append, never at the cursor.
+///
+/// # Errors
+/// The read error.
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::read_at(file, buf, offset);
+    #[cfg(windows)]
+    return std::os::windows::fs::FileExt::seek_read(file, buf, offset);
+}
+
+/// Reads exactly `buf.len()` bytes of `file` at `offset` (as [`read_at`]).
+///
+/// # Errors
+/// The read error; `UnexpectedEof` when the file ends first.
+pub(crate) fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match read_at(file, buf, offset) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Writes all of `bytes` to `file` at `offset` (`pwrite` on Unix, `seek_write` on Windows).
+///
+/// # Errors
+/// The write error.
+pub(crate) fn write_all_at(file: &File, mut bytes: &[u8], mut offset: u64) -> io::Result<()> {
+    while !bytes.is_empty() {
+        #[cfg(unix)]
+        let written = std::os::unix::fs::FileExt::write_at(file, bytes, offset);
+        #[cfg(windows)]
+        let written = std::os::windows::fs::FileExt::seek_write(file, bytes, offset);
+        match written {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                bytes = &bytes[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

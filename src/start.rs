@@ -59,12 +59,12 @@ pub fn main(body: impl FnOnce() -> Exit) -> ! {
     if let Exit::Signal(n) = exit {
         crate::process::die_by_signal(n);
     }
-    std::process::exit(exit.code().into())
+    std::process::exit(i32::from(exit.status()))
 }
 
 /// What `body` returns, or status 101 if it panicked (the message is printed by the hook).
 fn caught(body: impl FnOnce() -> Exit) -> Exit {
-    panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(Exit::Code(PANICKED))
+    panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(Exit::Code(PANICKED.into()))
 }
 
 /// Opens `/dev/null` on each of descriptors 0, 1 and 2 that is closed, as std's
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn a_panic_is_caught_and_ends_with_101() {
         // Also shows that unwinding works with the unwinder build.rs links in statically.
-        assert_eq!(caught(|| panic!("deliberate")), Exit::Code(PANICKED));
+        assert_eq!(caught(|| panic!("deliberate")), Exit::Code(PANICKED.into()));
         assert_eq!(caught(|| Exit::Code(3)), Exit::Code(3));
     }
 

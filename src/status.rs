@@ -34,7 +34,7 @@ pub fn of_signal(signal: i32) -> u8 {
 pub enum Exit {
     /// Exit with this status: 0 on success, otherwise the last attempt's status
     /// (its exit code, 124/137 after a timeout, 126/127 when it could not be launched).
-    Code(u8),
+    Code(u32),
     /// The last attempt died of this signal: retry dies of the same signal, or exits `128 + N`
     /// when it cannot (a signal it cannot die of).
     Signal(i32),
@@ -46,10 +46,20 @@ pub enum Exit {
 }
 
 impl Exit {
-    /// The numeric status a shell would see (`128 + N` for a signal).
-    pub fn code(self) -> u8 {
+    /// The numeric status a shell would see (`128 + N` for a signal); an attempt's exit code
+    /// with all its bits (on Windows up to 32).
+    pub fn code(self) -> u32 {
         match self {
             Exit::Code(c) => c,
+            other => u32::from(other.status()),
+        }
+    }
+
+    /// [`Exit::code`] as a status 0..=255, as `--retry-on` lists and Unix see it (a Windows
+    /// exit code above 255 counts as 255).
+    pub fn status(self) -> u8 {
+        match self {
+            Exit::Code(c) => u8::try_from(c).unwrap_or(u8::MAX),
             Exit::Signal(n) => of_signal(n),
             Exit::OwnFailure => OWN_FAILURE,
             Exit::TempFail => TEMP_FAIL,

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::signal_names;
+
 /// A signal to send, `0` included (no signal at all: only the KILL of `--kill-after` follows,
 /// as for `timeout -s 0`). Always `0..=SIGRTMAX`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,7 +14,16 @@ pub struct StopSignal(i32);
 
 impl StopSignal {
     /// TERM, what a timeout sends unless `-s` says otherwise.
-    pub const TERM: StopSignal = StopSignal(libc::SIGTERM);
+    pub const TERM: StopSignal = StopSignal(signal_names::TERMINATE);
+
+    /// What a timeout sends unless `-s` says otherwise: TERM on Unix; on Windows BREAK
+    /// (`CTRL_BREAK_EVENT` to the attempt's process group), the one console event a program
+    /// can send to another group.
+    #[cfg(unix)]
+    pub const DEFAULT: StopSignal = StopSignal::TERM;
+    /// What a timeout sends unless `-s` says otherwise (see the Unix item).
+    #[cfg(windows)]
+    pub const DEFAULT: StopSignal = StopSignal(signal_names::BREAK);
 
     /// Its number (0 for none).
     pub fn number(self) -> i32 {
@@ -21,13 +32,13 @@ impl StopSignal {
 
     /// Whether it is KILL: the attempt then needs no later KILL, and counts as killed (137).
     pub fn is_kill(self) -> bool {
-        self.0 == libc::SIGKILL
+        self.0 == signal_names::KILL
     }
 }
 
 impl Default for StopSignal {
     fn default() -> StopSignal {
-        StopSignal::TERM
+        StopSignal::DEFAULT
     }
 }
 
@@ -48,11 +59,12 @@ pub fn max_signal() -> i32 {
 }
 
 /// Aliases coreutils takes besides the names the system gives.
+#[cfg(unix)]
 const ALIASES: [(&str, i32); 4] = [
     ("EXIT", 0),
-    ("IOT", libc::SIGABRT),
-    ("CLD", libc::SIGCHLD),
-    ("POLL", libc::SIGIO),
+    ("IOT", signal_names::ABORT),
+    ("CLD", signal_names::CHILD),
+    ("POLL", signal_names::IO),
 ];
 
 impl FromStr for StopSignal {
@@ -64,6 +76,34 @@ impl FromStr for StopSignal {
     /// # Errors
     /// The one-line reason, for clap to show with the flag and the value.
     fn from_str(text: &str) -> Result<StopSignal, String> {
+        #[cfg(windows)]
+        return windows_only(text);
+        #[cfg(unix)]
+        return parse(text);
+    }
+}
+
+/// On Windows a timeout asks the attempt to stop with a console control event, and only two
+/// can be sent: INT (`CTRL_C_EVENT`) and BREAK (`CTRL_BREAK_EVENT`), by name or number.
+#[cfg(windows)]
+fn windows_only(text: &str) -> Result<StopSignal, String> {
+    let upper = text.trim().to_ascii_uppercase();
+    let name = upper.strip_prefix("SIG").unwrap_or(&upper);
+    match name {
+        "INT" | "2" => Ok(StopSignal(signal_names::INTERRUPT)),
+        "BREAK" | "21" => Ok(StopSignal(signal_names::BREAK)),
+        _ => Err(
+            "not available on Windows: only INT (Ctrl-C) and BREAK (Ctrl-Break) can ask \
+                  an attempt to stop there"
+                .to_string(),
+        ),
+    }
+}
+
+/// The Unix parse: names and numbers as `timeout -s` takes them.
+#[cfg(unix)]
+fn parse(text: &str) -> Result<StopSignal, String> {
+    {
         let text = text.trim();
         let max = max_signal();
         let invalid = || {
@@ -92,14 +132,14 @@ impl FromStr for StopSignal {
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric()) {
             return Err(invalid());
         }
-        format!("SIG{name}")
-            .parse::<nix::sys::signal::Signal>()
-            .map(|s| StopSignal(s as i32))
-            .map_err(|_| invalid())
+        signal_names::number(&format!("SIG{name}"))
+            .map(StopSignal)
+            .ok_or_else(invalid)
     }
 }
 
 /// `RTMIN`, `RTMIN+N`, `RTMAX`, `RTMAX-N`, within `SIGRTMIN..=SIGRTMAX`.
+#[cfg(unix)]
 fn realtime(name: &str) -> Option<i32> {
     let (min, max) = realtime_range()?;
     let offset = |rest: &str, sign: char| -> Option<i32> {
@@ -127,16 +167,16 @@ impl fmt::Display for StopSignal {
             0 => f.write_str("0 (none)"),
             n if n == min => f.write_str("SIGRTMIN"),
             n if (min..=max).contains(&n) => write!(f, "SIGRTMIN+{}", n - min),
-            n => match nix::sys::signal::Signal::try_from(n) {
-                Ok(signal) => f.write_str(signal.as_str()),
+            n => match signal_names::name(n) {
+                Some(name) => f.write_str(name),
                 // 32 and 33: the C library keeps them for itself and names neither.
-                Err(_) => write!(f, "{n}"),
+                None => write!(f, "{n}"),
             },
         }
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -5,7 +5,6 @@
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::os::unix::ffi::OsStrExt;
 use std::str::FromStr;
 
 /// `--max-retries`: a count of retries after the first attempt, or `unlimited` (`None`).
@@ -139,7 +138,7 @@ impl BudgetKey {
     /// # Errors
     /// As [`BudgetKey::new`].
     pub fn from_os(arg: &OsStr) -> Result<BudgetKey, String> {
-        BudgetKey::new(arg.as_bytes())
+        BudgetKey::new(arg.as_encoded_bytes())
     }
 
     /// The KEY's bytes.

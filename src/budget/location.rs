@@ -181,6 +181,7 @@ pub fn parse_store_location(flag: &str, value: &OsStr) -> Result<StoreLocation, 
 /// (the XDG Base Directory Specification's per-user runtime directory,
 /// <https://specifications.freedesktop.org/basedir-spec/latest/>), else `retry-UID` in the
 /// temporary directory (`$TMPDIR`, else `/tmp`).
+#[cfg(unix)]
 pub fn default_dir() -> PathBuf {
     let uid = nix::unistd::geteuid().as_raw();
     default_dir_from(
@@ -188,6 +189,13 @@ pub fn default_dir() -> PathBuf {
         &std::env::temp_dir(),
         uid,
     )
+}
+
+/// The default directory on Windows: `retry` in the user's temporary directory (`%TEMP%`,
+/// per user by its default ACL).
+#[cfg(windows)]
+pub fn default_dir() -> PathBuf {
+    std::env::temp_dir().join("retry")
 }
 
 /// [`default_dir`] from explicit inputs.

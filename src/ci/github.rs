@@ -140,7 +140,7 @@ pub struct RunSummary<'a> {
     /// The status of each attempt ([`Statuses`]).
     pub statuses: &'a Statuses,
     /// The status retry ends with.
-    pub status: u8,
+    pub status: u32,
     /// `None` when the command succeeded; else why retry gave up.
     pub gave_up: Option<&'a str>,
     /// Why retry ends with `status` although the command succeeded (a file written at the
@@ -210,7 +210,7 @@ pub fn annotation(run: &RunSummary<'_>) -> Option<String> {
 pub fn append_outputs(
     path: &Path,
     attempts: u64,
-    status: u8,
+    status: u32,
     patience: Option<Instant>,
 ) -> io::Result<()> {
     crate::outlet::append(

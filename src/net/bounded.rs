@@ -7,14 +7,23 @@
 //! thread ends with the process anyway. Signals are blocked in every thread of retry (they
 //! arrive through a signalfd), so the helper's call is never interrupted by one.
 
+#[cfg(unix)]
 use std::io::{self, Read, Write};
+#[cfg(unix)]
 use std::os::fd::AsFd;
+#[cfg(unix)]
 use std::sync::Arc;
+#[cfg(unix)]
 use std::sync::mpsc::{TryRecvError, sync_channel};
+#[cfg(unix)]
 use std::time::Instant;
 
+#[cfg(unix)]
 use nix::poll::PollFlags;
 
+#[cfg(windows)]
+pub use super::os::call;
+#[cfg(unix)]
 use crate::signals::{self, Ready};
 
 /// How a bounded call came out.
@@ -29,10 +38,11 @@ pub enum Bounded<T> {
 }
 
 /// Runs `work` in a helper thread named `name` and waits for its answer until `until`, or
-/// until a stop signal arrives.
+/// until a stop signal arrives (on Windows: `call` of `net/windows.rs`).
 ///
 /// # Errors
 /// When the pipe or the thread cannot be made, or the thread panicked.
+#[cfg(unix)]
 pub fn call<T: Send + 'static>(
     name: &str,
     until: Instant,
@@ -77,7 +87,7 @@ pub fn call<T: Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn an_answer_in_time_and_a_call_that_takes_too_long() {

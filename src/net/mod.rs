@@ -9,6 +9,8 @@
 //! - [`tcp`]: a host name looked up, a non-blocking TCP connect, bytes sent and received, each
 //!   wait bounded by a [`Patience`].
 //! - [`failure`]: why, in one type for all of them ([`Failure`]).
+//! - `unix.rs`, `windows.rs`: how a socket is waited for on each system (`poll` beside the stop
+//!   signals; `WSAPoll` in short steps), chosen here by `cfg`.
 //!
 //! The protocols stay with their users: RESP (the Redis store, [`crate::budget::redis_conn`])
 //! and HTTP/1.1 (the OTLP export, [`crate::telemetry::http`]), each wording its own messages.
@@ -21,6 +23,24 @@ pub mod bounded;
 pub mod failure;
 pub mod patience;
 pub mod tcp;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
+
+#[cfg(unix)]
+use unix as os;
+#[cfg(windows)]
+use windows as os;
+
+/// What a wait on a socket waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interest {
+    /// Something to read (or the peer closed).
+    Read,
+    /// Room to write (or a connection made or refused).
+    Write,
+}
 
 pub use bounded::Bounded;
 pub use failure::{Failure, Step};

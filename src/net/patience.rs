@@ -2,13 +2,12 @@
 //! ([`Patience`]), and the one wait everything in [`super`] makes: until a descriptor is ready,
 //! the patience runs out or a stop signal is queued ([`signals::wait_ready`]).
 
-use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use nix::poll::PollFlags;
-
 use super::failure::{Failure, Step};
-use crate::signals::{self, Ready};
+use super::os::AsSocket;
+use super::{Interest, os};
+use crate::signals::Ready;
 
 /// The bound on a step's waits.
 #[derive(Clone, Copy, Debug)]
@@ -75,9 +74,14 @@ impl Patience {
     /// # Errors
     /// [`Failure::Stopped`] on a stop signal, [`Failure::TimedOut`] with `step` when the
     /// patience ran out.
-    pub fn wait(&mut self, fd: &impl AsFd, events: PollFlags, step: Step) -> Result<(), Failure> {
+    pub fn wait(
+        &mut self,
+        socket: &impl AsSocket,
+        interest: Interest,
+        step: Step,
+    ) -> Result<(), Failure> {
         let start = Instant::now();
-        let ready = signals::wait_ready(fd.as_fd(), events, Some(self.until()));
+        let ready = os::wait_socket(socket, interest, self.until());
         self.spend_since(start);
         match ready {
             Ready::Ready => Ok(()),

@@ -7,7 +7,6 @@ use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Instant;
 
-use nix::poll::PollFlags;
 use socket2::{Domain, SockAddr, Socket, Type};
 
 use super::bounded::{self, Bounded};
@@ -74,8 +73,8 @@ pub fn connect(
             }
             match socket.connect(&SockAddr::from(*address)) {
                 Ok(()) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
-                    patience.wait(&socket, PollFlags::POLLOUT, Step::Connect)?;
+                Err(e) if super::os::in_progress(&e) => {
+                    patience.wait(&socket, super::Interest::Write, Step::Connect)?;
                     if let Some(e) = socket.take_error().map_err(other)? {
                         return Err(other(e));
                     }
@@ -113,7 +112,7 @@ pub fn send(
             Ok(n) => bytes = &bytes[n..],
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                patience.wait(stream, PollFlags::POLLOUT, Step::Send)?;
+                patience.wait(stream, super::Interest::Write, Step::Send)?;
             }
             Err(e) => return Err(Failure::Io(Step::Send, e)),
         }
@@ -137,7 +136,7 @@ pub fn receive(
             Ok(n) => return Ok(n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                patience.wait(stream, PollFlags::POLLIN, Step::Receive)?;
+                patience.wait(stream, super::Interest::Read, Step::Receive)?;
             }
             Err(e) => return Err(Failure::Io(Step::Receive, e)),
         }

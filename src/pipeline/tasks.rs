@@ -109,11 +109,9 @@ impl Tasks {
     }
 }
 
-/// Wakes the supervisor, which waits for I/O threads on its signal channel: a SIGCHLD to
-/// retry itself. SIGCHLD only ever means "look again" to the supervisor (it reaps with
-/// `WNOHANG`), so a spare one is harmless.
+/// Wakes the supervisor, which waits for I/O threads on its event loop ([`crate::signals::wake`]).
 fn wake_supervisor() {
-    let _ = nix::sys::signal::kill(nix::unistd::getpid(), nix::sys::signal::Signal::SIGCHLD);
+    crate::signals::wake();
 }
 
 #[cfg(test)]

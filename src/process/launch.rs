@@ -5,52 +5,12 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use nix::unistd::Pid;
 
 use super::group::GroupMode;
+use super::spawned::{LaunchError, Piped, Spawned};
 use super::unix::Attempt;
-
-/// Why an attempt did not start.
-#[derive(Debug)]
-pub enum LaunchError {
-    /// The command itself cannot be run: not found (status 127) or found but not executable
-    /// (126), as exec said.
-    Command(io::Error),
-    /// retry could not start it: too few descriptors for its pipes, a process limit (`clone`
-    /// or `fork` failed), the child's set-up before exec failed. retry's own failure (125),
-    /// as coreutils `timeout` exits 125 when its `fork` fails.
-    Own(io::Error),
-}
-
-/// Which of an attempt's standard streams are pipes to retry (the others are inherited).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Piped {
-    /// stdin is fed by retry (`--replay-stdin`).
-    pub stdin: bool,
-    /// stdout is read by retry (held or matched).
-    pub stdout: bool,
-    /// stderr is read by retry (matched).
-    pub stderr: bool,
-    /// stderr goes into the stdout pipe, one pipe for both (`stderr` is then not looked at):
-    /// what the attempt writes to them stays in the order written (`--chronic` when retry's
-    /// stdout and stderr are one file).
-    pub stderr_in_stdout: bool,
-}
-
-/// A started attempt and the pipes asked for with [`Piped`].
-#[derive(Debug)]
-pub struct Spawned {
-    /// The running attempt.
-    pub attempt: Attempt,
-    /// Its stdin pipe, when piped.
-    pub stdin: Option<ChildStdin>,
-    /// Its stdout pipe, when piped.
-    pub stdout: Option<ChildStdout>,
-    /// Its stderr pipe, when piped.
-    pub stderr: Option<ChildStderr>,
-}
 
 /// Starts `argv[0]` with arguments `argv[1..]` and extra environment `env`, in retry's own
 /// environment less the variables named in `withheld` (the caller's: `RETRY_ENV_FILE`, which

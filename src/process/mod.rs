@@ -11,6 +11,9 @@
 //!   signal; `group.rs`: its [`GroupMode`] and signals by number; `outcome.rs`: [`Outcome`].
 //! - The OS files: `linux.rs` (subreaper, `/proc` through `tree.rs`), `freebsd.rs` (`procctl`
 //!   reaper), `portable.rs` (macOS and the `portable` build: the group).
+//! - Windows: `windows.rs` (the attempt in a Job Object and a process group of its own,
+//!   started and stopped there) and `lookup.rs` (the program found as `cmd.exe` finds it).
+//! - `spawned.rs`: what a start gives back, on every system.
 //! - Leaves: `stdio.rs` knows which standard descriptors were closed at start,
 //!   `dispositions.rs` which signals were ignored and which retry catches, `pipe.rs` makes
 //!   close-on-exec pipes; `relay.rs` is the relay, the process that passes on what a
@@ -37,6 +40,7 @@ mod pipe;
 mod portable;
 #[cfg(unix)]
 pub mod relay;
+mod spawned;
 mod stdio;
 #[cfg(linux_native)]
 mod tree;
@@ -55,10 +59,11 @@ use portable as os;
 #[cfg(unix)]
 pub use group::GroupMode;
 #[cfg(unix)]
-pub use launch::{LaunchError, Piped, Spawned, spawn, spawn_hook};
+pub use launch::{spawn, spawn_hook};
 pub use outcome::{Outcome, StopReason};
 #[cfg(unix)]
 pub use pipe::cloexec_pipe;
+pub use spawned::{LaunchError, Piped, Spawned};
 pub use stdio::{closed_at_start, closed_now};
 #[cfg(unix)]
 pub use unix::{
@@ -66,5 +71,15 @@ pub use unix::{
     stdout_reader_gone,
 };
 
-#[cfg(not(unix))]
-compile_error!("retry supervises processes with Unix signals and process groups: Unix only");
+#[cfg(any(windows, test))]
+mod lookup;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::{
+    Attempt, Ended, GroupMode, become_subreaper, outputs_take_bytes, reap_strays, spawn,
+    spawn_hook, stdout_reader_gone,
+};
+
+#[cfg(not(any(unix, windows)))]
+compile_error!("retry supervises processes on Unix (signals, process groups) and Windows (jobs)");

@@ -1,6 +1,6 @@
 //! How an attempt ended ([`Outcome`]), as the supervisor, the report and the exit status see it.
 
-use super::unix::Ended;
+use super::Ended;
 use crate::status::{self, CANNOT_EXECUTE, KILLED, NOT_FOUND, TIMED_OUT};
 
 /// Why an attempt was stopped by retry.
@@ -18,7 +18,7 @@ pub enum StopReason {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// It exited with this code.
-    Exited(u8),
+    Exited(u32),
     /// It died of this signal (not sent by a timeout).
     Signaled(i32),
     /// retry stopped it with `--signal` (TERM); `killed` when KILL was needed after
@@ -44,14 +44,25 @@ pub enum Outcome {
 
 impl Outcome {
     /// The status number: the exit code, `128 + N` for signal N, 124 or 137 when stopped (as
-    /// coreutils `timeout`), 126 or 127 for a launch failure.
+    /// coreutils `timeout`), 126 or 127 for a launch failure. A Windows exit code above 255
+    /// counts as 255 here, in `--retry-on` and `--stop-on` lists (its whole value is
+    /// [`Outcome::code`]).
     pub fn status(&self) -> u8 {
         match self {
-            Outcome::Exited(c) => *c,
+            Outcome::Exited(c) => u8::try_from(*c).unwrap_or(u8::MAX),
             Outcome::Signaled(n) => status::of_signal(*n),
             Outcome::Stopped { killed: false, .. } => TIMED_OUT,
             Outcome::Stopped { killed: true, .. } => KILLED,
             Outcome::LaunchFailed { status, .. } => *status,
+        }
+    }
+
+    /// The exit code to pass on: [`Outcome::status`], except that an exit code keeps all its
+    /// bits (Windows: 32, e.g. 3221225477 for an access violation).
+    pub fn code(&self) -> u32 {
+        match self {
+            Outcome::Exited(c) => *c,
+            other => u32::from(other.status()),
         }
     }
 

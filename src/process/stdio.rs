@@ -6,14 +6,23 @@
 //! rust-lang/rust `library/std/src/sys/pal/unix/mod.rs`, for tests), and a `/dev/null` opened
 //! there cannot be told from one the caller gave. So the descriptors are looked at earlier, from
 //! a constructor in `.init_array`, which the dynamic loader runs before `main` (std itself reads
-//! `argv` the same way on glibc). Linux only; elsewhere nothing counts as closed.
+//! `argv` the same way on glibc). Linux only; elsewhere (Windows included) nothing counts as
+//! closed.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Bit `fd` is set when descriptor `fd` (0, 1 or 2) was closed at start.
 static CLOSED: AtomicU8 = AtomicU8::new(0);
 
+/// Which of descriptors 0, 1 and 2 are closed now: bit `fd` set for each. Never any on
+/// Windows, whose standard handles std gives whether or not they are set.
+#[cfg(windows)]
+pub fn closed_now() -> u8 {
+    0
+}
+
 /// Which of descriptors 0, 1 and 2 are closed now: bit `fd` set for each.
+#[cfg(unix)]
 pub fn closed_now() -> u8 {
     // F_GETFD only reads a descriptor's flags; it fails with EBADF when it is not open.
     // rustix's `stdio` hands out 0, 1 and 2 whether open or not (std assumes they are).

@@ -44,7 +44,7 @@ pub struct Attempt {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ended {
     /// Exit code.
-    Exited(u8),
+    Exited(u32),
     /// Death by this signal.
     Signaled(i32),
 }
@@ -164,7 +164,7 @@ fn reap_all(attempt: Option<Pid>) -> Option<Ended> {
         }
         if Some(Pid::from_raw(pid)) == attempt {
             if libc::WIFEXITED(raw) {
-                ended = Some(Ended::Exited(libc::WEXITSTATUS(raw) as u8));
+                ended = Some(Ended::Exited(libc::WEXITSTATUS(raw) as u32));
             } else if libc::WIFSIGNALED(raw) {
                 ended = Some(Ended::Signaled(libc::WTERMSIG(raw)));
             }

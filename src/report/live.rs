@@ -41,7 +41,6 @@
 
 use std::cell::{OnceCell, RefCell};
 use std::io::IsTerminal;
-use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use crate::duration::format_human;
@@ -192,7 +191,16 @@ impl Countdown {
 /// Whether retry may draw on stderr's terminal: its process group is the terminal's
 /// foreground group, or the terminal is not retry's controlling one (`tcgetpgrp` fails: no
 /// job control there). git's `progress.c` (`is_foreground_fd`) decides so.
+/// On Windows a console has no foreground group: always.
+#[cfg(windows)]
 fn foreground() -> bool {
+    true
+}
+
+/// (See the Windows item.)
+#[cfg(unix)]
+fn foreground() -> bool {
+    use std::os::fd::AsFd;
     match nix::unistd::tcgetpgrp(std::io::stderr().as_fd()) {
         Ok(group) => group == nix::unistd::getpgrp(),
         Err(_) => true,
@@ -265,6 +273,14 @@ impl Live {
 }
 
 /// The columns of stderr's terminal (80 when it cannot be told).
+/// On Windows: 80 (the countdown keeps to it).
+#[cfg(windows)]
+fn width() -> usize {
+    80
+}
+
+/// (See the Windows item.)
+#[cfg(unix)]
 fn width() -> usize {
     // TIOCGWINSZ on stderr.
     match rustix::termios::tcgetwinsize(std::io::stderr()) {

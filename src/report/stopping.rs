@@ -53,7 +53,7 @@ impl StopPlan {
     /// is stopped was asked for (`--signal`, `--preserve-status`); `None` otherwise, so that a
     /// plain schedule stays a plain table.
     pub fn dry_run_line(&self) -> Option<String> {
-        let asked = self.signal != StopSignal::TERM || self.preserve;
+        let asked = self.signal != StopSignal::DEFAULT || self.preserve;
         if self.timeout.is_none() && self.idle.is_none() && !asked {
             return None;
         }
@@ -94,7 +94,7 @@ mod tests {
             timeout: Some(Duration::from_secs(10)),
             idle: None,
             deadline: None,
-            signal: StopSignal::TERM,
+            signal: StopSignal::DEFAULT,
             kill_after: Duration::from_secs(10),
             preserve: false,
         }

@@ -20,6 +20,13 @@ pub(super) fn wanted() -> Vec<i32> {
     wanted
 }
 
+/// Wakes the supervisor, which waits for I/O threads on its signal channel: a SIGCHLD to
+/// retry itself. SIGCHLD only ever means "look again" to the supervisor (it reaps with
+/// `WNOHANG`), so a spare one is harmless.
+pub fn wake() {
+    let _ = nix::sys::signal::kill(nix::unistd::getpid(), nix::sys::signal::Signal::SIGCHLD);
+}
+
 /// Clears the calling thread's signal mask (see the module's documentation).
 pub(super) fn clear_mask() -> std::io::Result<()> {
     nix::sys::signal::pthread_sigmask(

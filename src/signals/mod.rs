@@ -40,22 +40,27 @@ mod kqueue;
 #[cfg(linux_native)]
 mod linux;
 #[cfg(all(
+    unix,
     not(linux_native),
     not(any(target_os = "macos", target_os = "freebsd"))
 ))]
 mod poll;
-#[cfg(not(linux_native))]
+#[cfg(all(unix, not(linux_native)))]
 mod poll_timeout;
-#[cfg(not(linux_native))]
+#[cfg(all(unix, not(linux_native)))]
 mod portable;
+#[cfg(windows)]
+mod windows;
 
 mod event;
+#[cfg(unix)]
 mod listen;
 mod roles;
 
 #[cfg(all(not(linux_native), any(target_os = "macos", target_os = "freebsd")))]
 use kqueue as waiter;
 #[cfg(all(
+    unix,
     not(linux_native),
     not(any(target_os = "macos", target_os = "freebsd"))
 ))]
@@ -63,9 +68,15 @@ use poll as waiter;
 
 #[cfg(linux_native)]
 use linux as os;
-#[cfg(not(linux_native))]
+#[cfg(all(unix, not(linux_native)))]
 use portable as os;
+#[cfg(windows)]
+use windows as os;
 
 pub use event::{Event, Ready};
+#[cfg(unix)]
+pub use listen::wake;
+#[cfg(windows)]
+pub use os::wake;
 pub use os::{Events, stop_arrived, wait_ready};
 pub use roles::{ALARM, STOP_SIGNALS, is_stop, passed_on};

@@ -100,7 +100,7 @@ impl Supervisor<'_> {
                 // Without its I/O threads the attempt cannot run as asked: stop it, reap it.
                 self.reporter
                     .error(&format!("cannot start pipeline I/O: {e}"));
-                child.signal_tree(libc::SIGKILL);
+                child.signal_tree(crate::signal_names::KILL);
                 while child.try_reap().is_none() {
                     let _ = self.events.wait(None);
                 }

@@ -75,9 +75,9 @@ impl Supervisor<'_> {
                     // retry's group: passing it on would deliver it twice.
                     if !(from_kernel && child.mode() == GroupMode::Shared) {
                         child.forward(signal);
-                        child.forward(libc::SIGCONT);
+                        child.forward(crate::signal_names::CONTINUE);
                     }
-                    if signal == libc::SIGTERM {
+                    if signal == crate::signal_names::TERMINATE {
                         stop.term_sent(grace);
                     }
                 }

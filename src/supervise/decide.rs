@@ -279,7 +279,7 @@ pub(super) fn after_pause(
         }
         (Next::Streak { current, needed }, Pause::Wait) if deadline_passed => Some(give_up(
             &short(streak, current, needed, "the deadline has passed"),
-            Exit::Code(TIMED_OUT),
+            Exit::Code(TIMED_OUT.into()),
             false,
         )),
         (next, Pause::Wait) => {
@@ -358,7 +358,7 @@ fn streak_goes_on(f: &Facts<'_>, streak: &mut Streak, needed: u64) -> Decision {
     let timed_out = |why: &str| {
         give_up(
             &short(streak, current, needed, why),
-            Exit::Code(TIMED_OUT),
+            Exit::Code(TIMED_OUT.into()),
             false,
         )
     };

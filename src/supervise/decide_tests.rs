@@ -273,8 +273,11 @@ fn a_stopped_attempt_ends_with_124_or_by_kill_or_its_own_status_with_preserve() 
         Decision::End(Ending::GiveUp { exit, .. }) => exit,
         other => panic!("{other:?}"),
     };
-    assert_eq!(exit(&facts(&term), &mut r), Exit::Code(TIMED_OUT));
-    assert_eq!(exit(&facts(&kill), &mut r), Exit::Signal(libc::SIGKILL));
+    assert_eq!(exit(&facts(&term), &mut r), Exit::Code(TIMED_OUT.into()));
+    assert_eq!(
+        exit(&facts(&kill), &mut r),
+        Exit::Signal(crate::signal_names::KILL)
+    );
     let mut f = facts(&term);
     f.preserve_status = true;
     assert_eq!(exit(&f, &mut r), Exit::Signal(15));
@@ -332,14 +335,18 @@ fn a_streak_the_deadline_cuts_ends_with_124() {
     f.time_left = Some(Duration::ZERO);
     assert_eq!(
         once(&f),
-        gives_up("the deadline has passed", Exit::Code(TIMED_OUT), false)
+        gives_up(
+            "the deadline has passed",
+            Exit::Code(TIMED_OUT.into()),
+            false
+        )
     );
     f.time_left = Some(SECS(2));
     assert_eq!(
         once(&f),
         gives_up(
             "the next wait (3s) would end at or past the deadline",
-            Exit::Code(TIMED_OUT),
+            Exit::Code(TIMED_OUT.into()),
             false
         )
     );
@@ -352,7 +359,7 @@ fn a_streak_the_deadline_cuts_ends_with_124() {
         run(&f, &mut rule(None), &mut streak),
         gives_up(
             "the next wait (3s) would end at or past the deadline after 1 of 3 successes in a row",
-            Exit::Code(TIMED_OUT),
+            Exit::Code(TIMED_OUT.into()),
             false
         )
     );
@@ -453,7 +460,7 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
     };
     assert_eq!(
         after_pause(streak, Pause::Wait, 1, exit, true, None, &none),
-        end("the deadline has passed", Exit::Code(TIMED_OUT))
+        end("the deadline has passed", Exit::Code(TIMED_OUT.into()))
     );
     assert_eq!(
         after_pause(

@@ -2,7 +2,6 @@
 //! attempts ([`Supervisor::supervise_child`]: signals passed on, reaped on SIGCHLD, stopped at
 //! the deadline), nothing left running, between attempts.
 
-use std::os::fd::AsFd;
 use std::time::Instant;
 
 use super::{Exit, Supervisor};
@@ -72,7 +71,13 @@ impl Supervisor<'_> {
                 None
             }
         };
-        let output = capture.as_ref().map(|(write, _)| write.as_fd());
+        #[cfg(unix)]
+        let output = capture
+            .as_ref()
+            .map(|(write, _)| std::os::fd::AsFd::as_fd(write));
+        // No capture exists on Windows (the pipeline's `RunIo` is never made there).
+        #[cfg(windows)]
+        let output = capture.as_ref().map(|(never, _)| match *never {});
         let spawned = process::spawn_hook(script, &env, &[VARIABLE], output);
         // The hook holds the pipe's write end now: the capture ends when every writer closed it.
         let capture = capture.map(|(_, io)| io);
@@ -102,7 +107,7 @@ impl Supervisor<'_> {
         let end = HookEnd::Status(match ended {
             _ if stopped && killed => KILLED,
             _ if stopped => TIMED_OUT,
-            Ended::Exited(c) => c,
+            Ended::Exited(c) => u8::try_from(c).unwrap_or(u8::MAX),
             Ended::Signaled(n) => status::of_signal(n),
         });
         self.observers

@@ -142,7 +142,7 @@ impl Supervisor<'_> {
             reader_gone,
         } = state;
         if reader_gone {
-            return Some(Exit::Signal(libc::SIGPIPE));
+            return Some(Exit::Signal(crate::signal_names::PIPE));
         }
         if let (true, Some(signal)) = (cut, end.interrupted) {
             if !succeeded {

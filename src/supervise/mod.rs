@@ -220,7 +220,7 @@ impl Supervisor<'_> {
         self.emit(&Event::GaveUp {
             attempts,
             why: &why,
-            status: exit.code(),
+            status: exit.status(),
             closing: &closing,
         });
         if let Some(script) = &self.config.hooks.on_give_up {
@@ -290,7 +290,7 @@ fn exit_for(outcome: &Outcome, output_failed: bool, preserve: bool) -> Exit {
             Ended::Signaled(n) => Exit::Signal(n),
         },
         Outcome::Signaled(n) => Exit::Signal(*n),
-        Outcome::Stopped { killed: true, .. } => Exit::Signal(libc::SIGKILL),
-        other => Exit::Code(other.status()),
+        Outcome::Stopped { killed: true, .. } => Exit::Signal(crate::signal_names::KILL),
+        other => Exit::Code(other.code()),
     }
 }

@@ -25,7 +25,7 @@ impl Step {
     pub(super) fn signal(self) -> i32 {
         match self {
             Step::Stop(signal) => signal,
-            Step::Kill => libc::SIGKILL,
+            Step::Kill => crate::signal_names::KILL,
         }
     }
 }
@@ -67,7 +67,7 @@ impl Stopping {
             term_sent: true,
             tree_termed: true,
             killed: true,
-            signal: libc::SIGKILL,
+            signal: crate::signal_names::KILL,
         }
     }
 
@@ -95,7 +95,7 @@ impl Stopping {
         if !self.term_sent {
             self.term_sent(grace);
             self.tree_termed = true;
-            if self.signal == libc::SIGKILL {
+            if self.signal == crate::signal_names::KILL {
                 self.killed = true;
                 self.next = None;
             }
@@ -134,8 +134,8 @@ impl Supervisor<'_> {
             // A TERM passed on reached the step's group or process, not those that left it.
             stop.term_sent(grace);
             stop.tree_termed = true;
-            step.signal_rest(libc::SIGTERM);
-            step.signal_rest(libc::SIGCONT);
+            step.signal_rest(crate::signal_names::TERMINATE);
+            step.signal_rest(crate::signal_names::CONTINUE);
         }
         let mut interrupted = None;
         loop {
@@ -145,7 +145,7 @@ impl Supervisor<'_> {
                 step.signal_rest(next.signal());
             } else if stop.killed {
                 // Anything forked since the last KILL.
-                step.signal_rest(libc::SIGKILL);
+                step.signal_rest(crate::signal_names::KILL);
             }
             if !step.rest_alive() {
                 return interrupted;
@@ -162,7 +162,7 @@ impl Supervisor<'_> {
                 Some(Event::Signal { signal, .. }) => {
                     interrupted.get_or_insert(signal);
                     step.signal_rest(signal);
-                    step.signal_rest(libc::SIGCONT);
+                    step.signal_rest(crate::signal_names::CONTINUE);
                 }
             }
         }
@@ -176,11 +176,11 @@ mod tests {
     #[test]
     fn term_then_kill_after_the_grace() {
         let now = Instant::now();
-        let mut stop = Stopping::new(Some(now), libc::SIGTERM);
+        let mut stop = Stopping::new(Some(now), crate::signal_names::TERMINATE);
         assert_eq!(stop.wake(), Some(now));
         assert_eq!(
             stop.escalate(Duration::from_secs(5)),
-            Some(Step::Stop(libc::SIGTERM))
+            Some(Step::Stop(crate::signal_names::TERMINATE))
         );
         assert!(
             stop.wake()
@@ -194,28 +194,28 @@ mod tests {
 
     #[test]
     fn the_stop_signal_is_sent_first_and_kill_needs_nothing_after_it() {
-        let mut stop = Stopping::new(Some(Instant::now()), libc::SIGINT);
+        let mut stop = Stopping::new(Some(Instant::now()), crate::signal_names::INTERRUPT);
         assert_eq!(stop.escalate(Duration::from_secs(1)), Some(Step::Stop(2)));
         assert_eq!(stop.escalate(Duration::from_secs(1)), Some(Step::Kill));
         let mut none = Stopping::new(Some(Instant::now()), 0);
         assert_eq!(none.escalate(Duration::from_secs(1)), Some(Step::Stop(0)));
         assert!(none.wake().is_some(), "KILL still follows -s 0");
-        let mut kill = Stopping::new(Some(Instant::now()), libc::SIGKILL);
+        let mut kill = Stopping::new(Some(Instant::now()), crate::signal_names::KILL);
         assert_eq!(kill.escalate(Duration::from_secs(1)), Some(Step::Stop(9)));
         assert!(kill.killed);
         assert_eq!(kill.wake(), None);
-        assert_eq!(Step::Kill.signal(), libc::SIGKILL);
+        assert_eq!(Step::Kill.signal(), crate::signal_names::KILL);
     }
 
     #[test]
     fn a_zero_grace_never_kills() {
-        let mut stop = Stopping::new(Some(Instant::now()), libc::SIGTERM);
+        let mut stop = Stopping::new(Some(Instant::now()), crate::signal_names::TERMINATE);
         assert_eq!(
             stop.escalate(Duration::ZERO),
-            Some(Step::Stop(libc::SIGTERM))
+            Some(Step::Stop(crate::signal_names::TERMINATE))
         );
         assert_eq!(stop.wake(), None, "nothing more is planned: no KILL");
-        let mut passed_on = Stopping::new(None, libc::SIGTERM);
+        let mut passed_on = Stopping::new(None, crate::signal_names::TERMINATE);
         passed_on.term_sent(Duration::ZERO);
         assert!(passed_on.term_sent);
         assert_eq!(passed_on.wake(), None);

@@ -103,7 +103,7 @@ impl Observer for TelemetryObserver {
     fn finish(&mut self, end: &mut End<'_>) {
         let said = self
             .telemetry
-            .finish_metrics(end.exit.code(), result(end.result));
+            .finish_metrics(end.exit.status(), result(end.result));
         if let Some(error) = said.error {
             end.failed(&error);
         }
@@ -122,7 +122,7 @@ impl Observer for TelemetryObserver {
         });
         let said = self
             .telemetry
-            .finish_trace(end.exit.code(), result(end.result), stop);
+            .finish_trace(end.exit.status(), result(end.result), stop);
         for warning in &said.warnings {
             end.run.warning(warning);
         }

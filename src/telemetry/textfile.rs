@@ -12,11 +12,14 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
+#[cfg(unix)]
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
 use nix::errno::Errno;
+#[cfg(unix)]
 use nix::fcntl::{Flock, FlockArg};
 
 use super::metrics::{Carried, RunRecord, render};
@@ -46,6 +49,14 @@ fn split(path: &Path) -> Result<(PathBuf, std::ffi::OsString), String> {
 /// rename replaces, leaving its target alone): `Some("FIFO")`, `Some("character device")`, ...
 /// Such a file is never renamed over: a run as root given `/dev/null` would replace the
 /// system's null device with a regular file.
+#[cfg(windows)]
+pub fn not_replaceable(path: &Path) -> Option<&'static str> {
+    let kind = std::fs::symlink_metadata(path).ok()?.file_type();
+    (kind.is_dir()).then_some("directory")
+}
+
+/// (See the Windows item: on Unix, FIFOs, devices and sockets too.)
+#[cfg(unix)]
 pub fn not_replaceable(path: &Path) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     let kind = std::fs::symlink_metadata(path).ok()?.file_type();
@@ -81,13 +92,7 @@ pub fn not_replaceable(path: &Path) -> Option<&'static str> {
 #[inline(never)]
 pub fn write(path: &Path, run: &RunRecord) -> Result<Vec<String>, String> {
     let (dir, name) = split(path)?;
-    // O_DIRECTORY: a FIFO (or anything else) in the directory's place is refused at once
-    // instead of holding the open until a writer comes.
-    let dir_file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(&dir)
-        .map_err(|e| format!("cannot open its directory {}: {e}", dir.display()))?;
+    let dir_file = open_dir(&dir)?;
     let mut notices = Vec::new();
     let _turn = match take_turn(dir_file) {
         Ok(turn) => Some(turn),
@@ -124,11 +129,12 @@ pub fn write(path: &Path, run: &RunRecord) -> Result<Vec<String>, String> {
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(&name);
     prefix.push(".");
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(".tmp")
-        // As a shell's `>` creates a file: 0666 less the umask (the collector must read it).
-        .permissions(std::fs::Permissions::from_mode(0o666))
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // As a shell's `>` creates a file: 0666 less the umask (the collector must read it).
+    #[cfg(unix)]
+    builder.permissions(std::fs::Permissions::from_mode(0o666));
+    let mut tmp = builder
         .tempfile_in(&dir)
         .map_err(|e| format!("cannot create a temporary file in {}: {e}", dir.display()))?;
     tmp.write_all(text.as_bytes())
@@ -163,11 +169,11 @@ fn other_job(text: &str, job: &str) -> Option<String> {
 /// place would otherwise hold the open until a writer came) and read only if it is a regular
 /// file of at most [`MAX_PREVIOUS`] bytes.
 fn read_previous(path: &Path) -> Result<Option<String>, String> {
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-    {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    let file = match options.open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read it: {e}")),
@@ -190,12 +196,63 @@ fn read_previous(path: &Path) -> Result<Option<String>, String> {
         .map_err(|_| "not UTF-8".to_string())
 }
 
+/// Opens the directory the file is in, to take turns on. O_DIRECTORY: a FIFO (or anything
+/// else) in the directory's place is refused at once instead of holding the open until a
+/// writer comes.
+#[cfg(unix)]
+fn open_dir(dir: &Path) -> Result<File, String> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(dir)
+        .map_err(|e| format!("cannot open its directory {}: {e}", dir.display()))
+}
+
+/// On Windows a directory cannot be locked: the turn is a lock (`LockFileEx`) on `.retry-metrics.lock` in it, which a collector of `*.prom` files skips.
+#[cfg(windows)]
+fn open_dir(dir: &Path) -> Result<File, String> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join(".retry-metrics.lock"))
+        .map_err(|e| {
+            format!(
+                "cannot open its directory's lock file in {}: {e}",
+                dir.display()
+            )
+        })
+}
+
+/// Takes this run's turn (Windows: see [`open_dir`]), at once when it is free, otherwise
+/// waited for in a helper thread at most [`LOCK_WAIT`] and never past a stop event.
+///
+/// # Errors
+/// Why it could not be had (the run goes on without it).
+#[cfg(windows)]
+fn take_turn(lock: File) -> Result<File, String> {
+    match crate::lock::lock_exclusive(&lock, false) {
+        Ok(true) => return Ok(lock),
+        Ok(false) => {}
+        Err(e) => {
+            return Err(format!("cannot lock its directory ({e})"));
+        }
+    }
+    let now = Instant::now();
+    let waited = bounded::call("metrics-lock", now.checked_add(LOCK_WAIT).unwrap_or(now), {
+        move || crate::lock::lock_exclusive(&lock, true).map(|_| lock).ok()
+    });
+    turn_waited(waited)
+}
+
 /// Takes this run's turn at the directory's files: `flock(LOCK_EX)` on the directory, at once
 /// when it is free, otherwise waited for in a helper thread at most [`LOCK_WAIT`] and never
 /// past a stop signal.
 ///
 /// # Errors
 /// Why it could not be had (the run goes on without it).
+#[cfg(unix)]
 fn take_turn(dir: File) -> Result<Flock<File>, String> {
     let dir = match Flock::lock(dir, FlockArg::LockExclusiveNonblock) {
         Ok(locked) => return Ok(locked),
@@ -216,6 +273,11 @@ fn take_turn(dir: File) -> Result<Flock<File>, String> {
             }
         },
     );
+    turn_waited(waited)
+}
+
+/// What a wait for the turn came to.
+fn turn_waited<T>(waited: std::io::Result<Bounded<Option<T>>>) -> Result<T, String> {
     match waited {
         Ok(Bounded::Done(Some(locked))) => Ok(locked),
         Ok(Bounded::Done(None)) => Err("cannot lock its directory".into()),
@@ -283,9 +345,12 @@ mod tests {
         assert!(err.contains("directory"), "{err}");
         assert!(write(Path::new("/"), &run(RunResult::Success, 1)).is_err());
         // A FIFO where the directory should be is refused, not waited on.
-        let fifo = dir.path().join("fifo");
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let err = write(&fifo.join("x.prom"), &run(RunResult::Success, 1)).unwrap_err();
-        assert!(err.contains("directory"), "{err}");
+        #[cfg(unix)]
+        {
+            let fifo = dir.path().join("fifo");
+            nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+            let err = write(&fifo.join("x.prom"), &run(RunResult::Success, 1)).unwrap_err();
+            assert!(err.contains("directory"), "{err}");
+        }
     }
 }

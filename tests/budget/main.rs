@@ -1,6 +1,7 @@
 //! Tests of the budget layer through the library, with real components: the file store's
 //! directory and `flock` across processes, a real `redis-server`, and property tests of the
-//! pure state.
+//! pure state. Unix only, as the suite of the binary is.
+#![cfg(unix)]
 
 mod contention;
 mod file_store;

@@ -1,4 +1,7 @@
 //! Integration tests through the built `retry` binary: one test binary, a module per concern.
+//! Unix only: they drive the Unix binary with signals, process groups and terminals (the
+//! Windows binary has its own suite, run under Wine by `.ci/windows`).
+#![cfg(unix)]
 
 mod helpers;
 #[path = "../common/redis_server.rs"]

@@ -1,4 +1,4 @@
-//! Writing where nobody may be reading: retry's own stderr and files that may be FIFOs
+//! Writing where nobody may be reading on Unix (see the module `outlet`): retry's own stderr and files
 //! (`GITHUB_OUTPUT`), without ever blocking past a stop signal or the run's time limit. This is
 //! the rule of [`crate::signals`] applied to output: every wait is [`signals::wait_ready`].
 //!

@@ -1,4 +1,4 @@
-//! `--lock PATH`: one run at a time per PATH, as cron users otherwise get from `flock(1)`.
+//! `--lock PATH` on Unix (see the module `lock`):
 //!
 //! An exclusive `flock(2)` lock (`LOCK_EX`) on PATH, held from before the first attempt to the
 //! end of the run. The kernel releases it when retry ends, however it ends (a KILL too: the
@@ -31,7 +31,7 @@ use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag, open};
@@ -39,31 +39,13 @@ use nix::sys::stat::Mode;
 
 use crate::net::bounded::{self, Bounded};
 
+use super::{NO_LIMIT, Refused};
+
 /// A lock held: released when dropped (or when retry ends).
 #[derive(Debug)]
 pub struct Held {
     _file: Flock<File>,
 }
-
-/// Why the lock was not taken.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Refused {
-    /// Another run holds it, and held it until the time limit: its pid, when PATH holds one
-    /// whose process exists.
-    Busy {
-        /// The pid written in PATH by the run holding it; `None` when PATH holds none, or the
-        /// pid of a process that no longer exists (a stale one, while a program that writes
-        /// no pid, such as `flock(1)`, holds the lock).
-        holder: Option<u32>,
-    },
-    /// A stop signal arrived during the wait: the run ends by it.
-    Stopped,
-    /// PATH cannot be opened or locked: one line saying why (without PATH).
-    Failed(String),
-}
-
-/// The limit of a wait that has none: a hundred years, which a clock holds and no run waits.
-const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// Takes the lock on `path`, waiting until `until` (`None`: as long as it takes) if another run
 /// holds it; calls `waiting` with the holder's pid (when PATH holds the pid of a process that
