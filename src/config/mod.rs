@@ -16,6 +16,8 @@ mod protect;
 mod stop_plan;
 #[cfg(test)]
 mod tests;
+#[cfg(windows)]
+mod windows;
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -170,6 +172,27 @@ impl Config {
         let ci = Ci::from_env(output.no_github, output.no_ci, |name| {
             std::env::var(name).ok()
         });
+        let pipeline = pipeline::Settings {
+            replay_stdin: output.replay_stdin,
+            max_replay: output
+                .max_replay
+                .map_or(Some(DEFAULT_MAX_REPLAY), |limit| limit.0),
+            stdout_on_success: output.stdout_on_success,
+            chronic: output.chronic,
+            max_output: output
+                .max_output
+                .map_or(Some(DEFAULT_MAX_OUTPUT), |limit| limit.0),
+            retry_if_output: conditions.retry_if_output,
+            stop_if_output: conditions.stop_if_output,
+            delay_from_output: conditions.delay_from_output,
+            http_hints: conditions.http_hints,
+            idle_timeout: stopping.idle_timeout.and_then(limit),
+            // On Windows the attempt's output is not passed through retry: a fold marker may
+            // then follow a last line left without a newline.
+            end_lines: ci.folds.is_some() && cfg!(unix),
+        };
+        #[cfg(windows)]
+        windows::refuse_unavailable(&pipeline, origins)?;
         Ok(Config {
             policy: backoff.policy,
             max_retries: backoff
@@ -194,23 +217,7 @@ impl Config {
                 stop_on_failure: cli.hooks.on_retry_fail == HookFailure::Stop,
                 on_give_up: cli.hooks.on_give_up,
             },
-            pipeline: pipeline::Settings {
-                replay_stdin: output.replay_stdin,
-                max_replay: output
-                    .max_replay
-                    .map_or(Some(DEFAULT_MAX_REPLAY), |limit| limit.0),
-                stdout_on_success: output.stdout_on_success,
-                chronic: output.chronic,
-                max_output: output
-                    .max_output
-                    .map_or(Some(DEFAULT_MAX_OUTPUT), |limit| limit.0),
-                retry_if_output: conditions.retry_if_output,
-                stop_if_output: conditions.stop_if_output,
-                delay_from_output: conditions.delay_from_output,
-                http_hints: conditions.http_hints,
-                idle_timeout: stopping.idle_timeout.and_then(limit),
-                end_lines: ci.folds.is_some(),
-            },
+            pipeline,
             // 0 lifts the limit, as 0 disables --timeout; so does `inf`.
             max_hint: match conditions.max_hint {
                 Some(d) if d.is_zero() => Duration::MAX,

@@ -107,22 +107,24 @@ mod tests {
     use super::*;
 
     #[test]
+    // The names are in PATHEXT's case: Windows compares them without case, Linux (where this
+    // also runs) with it.
     fn a_name_takes_the_first_extension_of_pathext_that_exists_in_path_order() {
         let first = tempfile::tempdir().unwrap();
         let second = tempfile::tempdir().unwrap();
-        std::fs::write(second.path().join("build.cmd"), "").unwrap();
-        std::fs::write(second.path().join("build.exe"), "").unwrap();
-        std::fs::write(first.path().join("build.bat"), "").unwrap();
+        std::fs::write(second.path().join("build.CMD"), "").unwrap();
+        std::fs::write(second.path().join("build.EXE"), "").unwrap();
+        std::fs::write(first.path().join("build.BAT"), "").unwrap();
         let path = std::env::join_paths([first.path(), second.path()]).unwrap();
         let found = find_in(OsStr::new("build"), Some(&path), None, false).unwrap();
-        assert_eq!(found, first.path().join("build.bat"));
+        assert_eq!(found, first.path().join("build.BAT"));
         let found = find_in(
             OsStr::new("build"),
             Some(&path),
             Some(OsStr::new(".CMD;.EXE")),
             false,
         );
-        assert_eq!(found.unwrap(), second.path().join("build.cmd"));
+        assert_eq!(found.unwrap(), second.path().join("build.CMD"));
         let missing = find_in(OsStr::new("nothing"), Some(&path), None, false);
         assert_eq!(missing.unwrap_err().kind(), io::ErrorKind::NotFound);
     }
@@ -130,7 +132,7 @@ mod tests {
     #[test]
     fn a_directory_is_never_the_program() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("tool.exe")).unwrap();
+        std::fs::create_dir(dir.path().join("tool.EXE")).unwrap();
         let path = dir.path().as_os_str();
         assert!(find_in(OsStr::new("tool"), Some(path), None, false).is_err());
     }
