@@ -11,7 +11,8 @@
 //! probe print TEXT...          prints TEXT (the words joined by spaces) and a newline to stdout
 //! probe eprint TEXT...         the same to stderr
 //! probe env NAME               prints the variable NAME; exits 1 when it is unset
-//! probe fail-until N FILE      adds a line to FILE; exits 1 while FILE has fewer than N lines
+//! probe fail-until N FILE      adds a line to FILE, prints `run K` (K: its lines now) to
+//!                              stdout; exits 1 while K < N, then 0
 //! probe grandchild PIDFILE SECS
 //!                              starts `probe sleep SECS`, writes its pid to PIDFILE, sleeps SECS
 //! probe detach PIDFILE [SECS]  starts `probe sleep SECS` (default 60) as a detached process,
@@ -117,7 +118,8 @@ unsafe extern "system" fn ignore(_event: u32) -> windows_sys::core::BOOL {
     TRUE
 }
 
-/// `fail-until N FILE`: one more line in FILE; 1 while it has fewer than N, then 0.
+/// `fail-until N FILE`: one more line in FILE, `run K` on stdout (K lines now); 1 while
+/// K < N, then 0.
 fn fail_until(n: usize, file: &Path) -> u32 {
     let mut f = std::fs::OpenOptions::new()
         .create(true)
@@ -129,6 +131,7 @@ fn fail_until(n: usize, file: &Path) -> u32 {
     }
     drop(f);
     let runs = std::fs::read_to_string(file).map_or(0, |text| text.lines().count());
+    println!("run {runs}");
     if runs < n { 1 } else { 0 }
 }
 
