@@ -175,3 +175,21 @@ fn a_detached_child_of_the_attempt_is_not_left_running() {
         "the detached child {pid} outlived retry: {r:?}"
     );
 }
+
+#[test]
+#[ignore = "runs under Wine: .ci/windows test"]
+fn at_a_timeout_ctrl_break_ends_an_attempt_that_does_not_handle_it_with_124() {
+    // Windows only: Wine 8 delivers no CTRL_BREAK_EVENT, so there the attempt waits out
+    // --kill-after and ends by TerminateJobObject (137): .ci/windows leaves this test out
+    // (WINE_CANNOT).
+    let Some(b) = bench() else { return };
+    let flags = ["-t", "1s", "--kill-after", "30s", "-n", "0"];
+    let r = retry(b, &b.probe_args(&flags, &["sleep", "60"])).run();
+    assert_eq!(r.code, 124, "{r:?}");
+    assert!(
+        r.elapsed < Duration::from_secs(1) + START * 2,
+        "{:?}: {r:?}",
+        r.elapsed
+    );
+    assert!(r.lines()[0].contains("timed out after 1s"), "{r:?}");
+}
