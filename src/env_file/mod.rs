@@ -32,6 +32,10 @@ pub use unix::{Absorbed, EnvFile};
 #[cfg(windows)]
 pub use windows::{Absorbed, EnvFile};
 
+/// Whether this build has `RETRY_ENV_FILE` at all (not on Windows yet): where it has not, a run
+/// neither opens one nor says so, as it would for a directory it cannot use.
+pub const AVAILABLE: bool = cfg!(unix);
+
 /// The most bytes of `RETRY_ENV_FILE` retry reads in a run: past it, nothing more is read,
 /// with one warning. A megabyte of variables is already more than a program's environment
 /// usually holds (Linux gives at most a quarter of the stack limit to the arguments and

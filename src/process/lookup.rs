@@ -77,6 +77,11 @@ pub fn find_in(
             }
         }
     }
+    // A directory named with its path exists but is no program: Windows refuses to run it
+    // (126), as Unix does, rather than not finding it (127).
+    if has_dir && given.exists() {
+        return Ok(given.to_path_buf());
+    }
     Err(io::Error::new(
         io::ErrorKind::NotFound,
         "not found in the current directory or PATH (with the extensions of PATHEXT)",
@@ -130,10 +135,15 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_is_never_the_program() {
+    fn a_directory_on_path_is_never_the_program_and_one_named_by_its_path_is_not_runnable() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("tool.EXE")).unwrap();
         let path = dir.path().as_os_str();
         assert!(find_in(OsStr::new("tool"), Some(path), None, false).is_err());
+        let named = dir.path().join("tool.EXE");
+        assert_eq!(
+            find_in(named.as_os_str(), None, None, false).unwrap(),
+            named
+        );
     }
 }

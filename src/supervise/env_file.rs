@@ -14,6 +14,9 @@ pub(super) const MAX_WARNINGS: usize = 5;
 /// used (a read-only or foreign `$TMPDIR`): the attempts then run without the variable, and
 /// only `--verbose` says why, since a run that does not use it must not change.
 pub(super) fn open(run_id: &str, reporter: &Reporter) -> Option<EnvFile> {
+    if !crate::env_file::AVAILABLE {
+        return None;
+    }
     match EnvFile::open(&crate::budget::default_dir(), run_id) {
         Ok(file) => Some(file),
         Err(why) => {
