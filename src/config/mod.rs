@@ -16,8 +16,6 @@ mod protect;
 mod stop_plan;
 #[cfg(test)]
 mod tests;
-#[cfg(windows)]
-mod windows;
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -187,12 +185,8 @@ impl Config {
             delay_from_output: conditions.delay_from_output,
             http_hints: conditions.http_hints,
             idle_timeout: stopping.idle_timeout.and_then(limit),
-            // On Windows the attempt's output is not passed through retry: a fold marker may
-            // then follow a last line left without a newline.
-            end_lines: ci.folds.is_some() && cfg!(unix),
+            end_lines: ci.folds.is_some(),
         };
-        #[cfg(windows)]
-        windows::refuse_unavailable(&pipeline, origins)?;
         Ok(Config {
             policy: backoff.policy,
             max_retries: backoff

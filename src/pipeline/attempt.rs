@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::activity::Activity;
-use super::cancel::Cancel;
+use super::os::Cancel;
 use super::pump::PumpEnd;
 use super::replay::FeedEnd;
 use super::report::AttemptReport;

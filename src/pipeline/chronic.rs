@@ -4,15 +4,13 @@
 //! only that thread, never the supervisor.
 
 use std::io;
-use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::activity::Activity;
 use super::attempt::AttemptIo;
-use super::cancel::Cancel;
+use super::os::{self, Cancel, Source, grow_pipe};
 use super::out::Out;
-use super::pipes::grow_pipe;
 use super::pump::Sink;
 use super::run::RunIo;
 use super::tasks::Tasks;
@@ -52,11 +50,11 @@ impl RunIo {
     ///
     /// # Errors
     /// When the pipe or the thread cannot be made.
-    pub fn capture(&self) -> io::Result<Option<(OwnedFd, AttemptIo)>> {
+    pub fn capture(&self) -> io::Result<Option<(Source, AttemptIo)>> {
         let Some(held) = &self.held else {
             return Ok(None);
         };
-        let (read, write) = crate::process::cloexec_pipe()?;
+        let (read, write) = os::pipe()?;
         grow_pipe(&read);
         let cancel = Arc::new(Cancel::new()?);
         let activity = Arc::new(Activity::new());

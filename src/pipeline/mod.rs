@@ -9,50 +9,40 @@
 //! signals, and can leave it behind when told to stop. What those leftovers write is otherwise
 //! handed to the relay ([`RunIo::relay`]), which outlives retry.
 //!
-//! On Windows the pipeline is not built yet (`windows.rs`): its flags are refused there.
+//! What differs by system is in `unix.rs` and `windows.rs`, chosen here by `cfg` (`os`): the
+//! pipe type, how a pump waits for output and drains a pipe without blocking, and how an I/O
+//! thread is cancelled; on Windows what an attempt's leftovers write after it is not passed on.
 
-#[cfg(unix)]
 mod activity;
-#[cfg(unix)]
 mod attempt;
-#[cfg(unix)]
-mod cancel;
-#[cfg(unix)]
 mod chronic;
 mod matcher;
 mod out;
-#[cfg(unix)]
-mod pipes;
-#[cfg(unix)]
 mod pump;
-#[cfg(unix)]
 mod release;
-#[cfg(unix)]
 mod replay;
 mod report;
-#[cfg(unix)]
 mod rest;
-#[cfg(unix)]
 mod run;
 mod settings;
 mod tasks;
+#[cfg(unix)]
+mod unix;
 #[cfg(windows)]
 mod windows;
 
 #[cfg(unix)]
+use unix as os;
+#[cfg(windows)]
+use windows as os;
+
 pub use attempt::AttemptIo;
-#[cfg(unix)]
 pub use chronic::WriteOut;
 pub use matcher::{Findings, LineMatcher, MATCH_LINE_LIMIT, Rules};
 pub use out::Out;
-#[cfg(unix)]
 pub use release::{Release, Released};
 pub use report::AttemptReport;
-#[cfg(unix)]
 pub use rest::Rest;
-#[cfg(unix)]
 pub use run::RunIo;
 pub use settings::Settings;
 pub use tasks::Tasks;
-#[cfg(windows)]
-pub use windows::{AttemptIo, Release, Released, Rest, RunIo, WriteOut};

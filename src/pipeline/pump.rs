@@ -11,15 +11,11 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 
-use nix::fcntl::{FcntlArg, OFlag, fcntl};
-use nix::poll::PollFlags;
-
 use super::activity::Activity;
-use super::cancel::Cancel;
 use super::matcher::{Findings, LineMatcher, Rules};
+use super::os::{self, Cancel, Source};
 use super::out::Out;
 use crate::spool::Spool;
 
@@ -65,7 +61,7 @@ pub struct PumpEnd {
     pub hold_error: Option<String>,
     /// The pipe, when the pump ended because the attempt had and the pipe was drained, while
     /// some process the attempt left running still holds it open: what it writes later.
-    pub rest: Option<OwnedFd>,
+    pub rest: Option<Source>,
 }
 
 /// Copies `source` to `sink` until end of file, or, once `cancel` fires, until what is
@@ -74,7 +70,7 @@ pub struct PumpEnd {
 /// Every read is noted in `activity`, and so is the time spent matching and writing it on
 /// (a write a slow reader blocks is not the attempt's silence).
 pub fn pump(
-    source: OwnedFd,
+    source: Source,
     mut sink: Sink,
     rules: Option<Arc<Rules>>,
     end_lines: bool,
@@ -89,19 +85,21 @@ pub fn pump(
     // The last byte passed on (a newline when nothing was).
     let mut last = b'\n';
     loop {
-        if drained.is_none() && !cancel.wait_ready(source.as_fd(), PollFlags::POLLIN) {
-            if let Ok(flags) = fcntl(&source, FcntlArg::F_GETFL) {
-                let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
-                let _ = fcntl(&source, FcntlArg::F_SETFL(flags));
-            }
+        if drained.is_none() && !cancel.wait_readable(&source) {
+            os::set_nonblocking(&source, true);
             drained = Some(0);
         }
-        let n = match source.read(&mut buf) {
+        let read = if drained.is_some() {
+            os::read_drained(&mut source, &mut buf)
+        } else {
+            source.read(&mut buf)
+        };
+        let n = match read {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock && drained.is_some() => {
-                end.rest = Some(source.into());
+                end.rest = os::keep_rest(source);
                 break;
             }
             Err(_) => break,
@@ -121,7 +119,7 @@ pub fn pump(
         if let Some(d) = drained.as_mut() {
             *d += n;
             if *d >= DRAIN_LIMIT {
-                end.rest = Some(source.into());
+                end.rest = os::keep_rest(source);
                 break;
             }
         }

@@ -3,7 +3,6 @@
 //! that outlives retry ([`RunIo::relay`]).
 
 use std::io;
-use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -12,7 +11,6 @@ use super::rest::{self, Rest};
 use super::run::RunIo;
 use super::tasks::Tasks;
 use crate::held::Stream;
-use crate::process::relay::Relayed;
 use crate::spool::Spool;
 
 /// The release of what an attempt's output still holds ([`RunIo::release`]), running in
@@ -134,6 +132,29 @@ impl RunIo {
         attempt: u64,
         failure: impl Fn(&str) -> Vec<u8>,
     ) -> io::Result<i32> {
+        #[cfg(windows)]
+        {
+            let _ = (rest, attempt, failure);
+            // Never asked for: no pipe is kept for leftovers on Windows (`os::keep_rest`).
+            Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "no relay on Windows: what an attempt leaves running ends with its job",
+            ))
+        }
+        #[cfg(unix)]
+        self.relay_unix(rest, attempt, failure)
+    }
+
+    /// [`RunIo::relay`] on Unix.
+    #[cfg(unix)]
+    fn relay_unix(
+        &self,
+        rest: &Rest,
+        attempt: u64,
+        failure: impl Fn(&str) -> Vec<u8>,
+    ) -> io::Result<i32> {
+        use crate::process::relay::Relayed;
+        use std::os::fd::AsFd;
         let chronic = self.held.is_some();
         let line = |name: &str| {
             failure(&format!(

@@ -8,15 +8,11 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::AsFd;
 use std::process::ChildStdin;
 use std::sync::Arc;
 use std::thread;
 
-use nix::fcntl::{FcntlArg, OFlag, fcntl};
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-
-use super::cancel::Cancel;
+use super::os::{self, Cancel, Source};
 use crate::size::format_size;
 use crate::spool::{Ahead, MEMORY_LIMIT, Spool, is_limit};
 
@@ -30,7 +26,7 @@ const CHUNK: usize = 1 << 20;
 /// # Errors
 /// When stdin cannot be duplicated or the thread cannot start.
 pub fn record_stdin(max_len: Option<u64>) -> io::Result<Arc<Spool>> {
-    let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    let stdin = os::dup(&io::stdin())?;
     let spool = Arc::new(Spool::with_limits(MEMORY_LIMIT, max_len));
     let writer = spool.clone();
     thread::Builder::new()
@@ -52,8 +48,7 @@ fn record(mut stdin: File, spool: &Spool) -> Result<(), String> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             // A non-blocking stdin (a parent may leave O_NONBLOCK set): wait until readable.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
-                let _ = poll(&mut fds, PollTimeout::NONE);
+                os::wait_stdin(&stdin);
                 continue;
             }
             Err(e) => return Err(format!("cannot read stdin for --replay-stdin: {e}")),
@@ -88,12 +83,10 @@ pub struct FeedEnd {
 /// attempt's stdin pipe, until the end (then closes the pipe), until the attempt stops reading
 /// (a broken pipe), until the recording failed, or until `cancel`.
 pub fn feed(spool: &Spool, pipe: ChildStdin, cancel: &Cancel) -> FeedEnd {
-    let mut pipe = File::from(std::os::fd::OwnedFd::from(pipe));
-    // Non-blocking, so a full pipe parks us in `poll`, where cancellation reaches us.
-    if let Ok(flags) = fcntl(&pipe, FcntlArg::F_GETFL) {
-        let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
-        let _ = fcntl(&pipe, FcntlArg::F_SETFL(flags));
-    }
+    let mut pipe = File::from(Source::from(pipe));
+    // Non-blocking where the system allows, so a full pipe parks us in `poll`, where
+    // cancellation reaches us.
+    os::set_nonblocking(&pipe, true);
     let mut buf = vec![0u8; CHUNK];
     let mut end = FeedEnd::default();
     loop {
@@ -120,7 +113,7 @@ pub fn feed(spool: &Spool, pipe: ChildStdin, cancel: &Cancel) -> FeedEnd {
             match pipe.write(chunk) {
                 Ok(w) => chunk = &chunk[w..],
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if !cancel.wait_ready(pipe.as_fd(), PollFlags::POLLOUT) {
+                    if !cancel.wait_writable(&pipe) {
                         return end;
                     }
                 }
@@ -140,7 +133,7 @@ fn drained(pipe: &File, cancel: &Cancel) -> bool {
         if unread(pipe).is_none_or(|n| n == 0) {
             return !cancel.is_cancelled();
         }
-        if !cancel.nap(pipe.as_fd(), 10) {
+        if !cancel.nap(pipe, 10) {
             return false;
         }
     }

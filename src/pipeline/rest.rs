@@ -7,10 +7,8 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::OwnedFd;
 
-use nix::fcntl::{FcntlArg, OFlag, fcntl};
-
+use super::os::{self, Source};
 use super::out::Out;
 
 /// Read size for what leftovers write.
@@ -21,9 +19,9 @@ const CHUNK: usize = 64 << 10;
 #[derive(Debug, Default)]
 pub struct Rest {
     /// The stdout pipe.
-    pub(super) stdout: Option<OwnedFd>,
+    pub(super) stdout: Option<Source>,
     /// The stderr pipe.
-    pub(super) stderr: Option<OwnedFd>,
+    pub(super) stderr: Option<Source>,
 }
 
 impl Rest {
@@ -40,13 +38,10 @@ impl Rest {
 /// # Errors
 /// The first write error (`BrokenPipe` when `out`'s reader is gone); `source` is then closed,
 /// so its writers meet a broken pipe too, as they would writing to `out` themselves.
-pub(super) fn pass_on(source: OwnedFd, out: &Out) -> io::Result<()> {
-    // The pump left it non-blocking to drain it.
-    if let Ok(flags) = fcntl(&source, FcntlArg::F_GETFL) {
-        let flags = OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK;
-        let _ = fcntl(&source, FcntlArg::F_SETFL(flags));
-    }
+pub(super) fn pass_on(source: Source, out: &Out) -> io::Result<()> {
     let mut source = File::from(source);
+    // The pump left it draining (non-blocking).
+    os::set_nonblocking(&source, false);
     let mut buf = vec![0u8; CHUNK];
     loop {
         let n = match source.read(&mut buf) {
@@ -60,6 +55,7 @@ pub(super) fn pass_on(source: OwnedFd, out: &Out) -> io::Result<()> {
 }
 
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::io::{Seek, Write};

@@ -3,17 +3,15 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::activity::Activity;
 use super::attempt::AttemptIo;
-use super::cancel::Cancel;
 use super::matcher::Rules;
+use super::os::{self, Cancel, Source, grow_pipe, same_file};
 use super::out::Out;
-use super::pipes::{grow_pipe, same_file};
 use super::pump::{PumpEnd, Sink, pump};
 use super::replay;
 use super::settings::Settings;
@@ -79,8 +77,8 @@ impl RunIo {
                 && !pipeline.stdout_on_success
                 && same_file(&io::stdout(), &io::stderr()),
             end_lines: pipeline.end_lines,
-            stdout: Arc::new(File::from(io::stdout().as_fd().try_clone_to_owned()?)),
-            stderr: Arc::new(File::from(io::stderr().as_fd().try_clone_to_owned()?)),
+            stdout: Arc::new(os::dup(&io::stdout())?),
+            stderr: Arc::new(os::dup(&io::stderr())?),
         })
     }
 
@@ -129,15 +127,14 @@ impl RunIo {
         let cancel = Arc::new(Cancel::new()?);
         let activity = Arc::new(Activity::new());
         let tasks = Tasks::new();
-        for fd in [
-            stdin.as_ref().map(|p| p.as_fd()),
-            stdout.as_ref().map(|p| p.as_fd()),
-            stderr.as_ref().map(|p| p.as_fd()),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            grow_pipe(&fd);
+        if let Some(pipe) = &stdin {
+            grow_pipe(pipe);
+        }
+        if let Some(pipe) = &stdout {
+            grow_pipe(pipe);
+        }
+        if let Some(pipe) = &stderr {
+            grow_pipe(pipe);
         }
         let feeder = match (stdin, &self.replay) {
             (Some(pipe), Some(spool)) => {
@@ -177,7 +174,7 @@ impl RunIo {
         &self,
         tasks: &Tasks,
         name: &str,
-        source: OwnedFd,
+        source: Source,
         sink: Sink,
         activity: &Arc<Activity>,
         cancel: &Arc<Cancel>,

@@ -1,185 +1,161 @@
-//! The pipeline on Windows, not built yet: retry there passes an attempt's stdin, stdout and
-//! stderr straight through, and `config` refuses, with one line each, the flags that need the
-//! pipeline (`--replay-stdin`, `--stdout-on-success`, the output conditions, `--http-hints`,
-//! `--idle-timeout`, `--chronic`). These types keep the supervisor's one shape on every
-//! system; none of them can be made ([`RunIo::new`] says why), so none of their methods runs.
+//! The pipeline's pipes on Windows (see `pipeline/mod.rs`), where an anonymous pipe can be
+//! neither polled nor made non-blocking: a pump waits for something to read by asking
+//! `PeekNamedPipe` how many bytes wait
+//! (<https://learn.microsoft.com/en-us/windows/win32/api/namedpipeapi/nf-namedpipeapi-peeknamedpipe>),
+//! between naps of at most [`NAP`], and looks at its [`Cancel`] on every round; once the attempt
+//! has ended it reads only what is there. A write (to the attempt's stdin, to retry's
+//! stdout) blocks while the pipe is full: the thread doing it is one the supervisor can leave
+//! behind. What an attempt's leftovers write after it ended is not passed on (no pipe is kept):
+//! they end with its job, at the latest when retry does.
 
-use std::convert::Infallible;
-use std::io;
-use std::process::{ChildStderr, ChildStdin, ChildStdout};
-use std::sync::Arc;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::windows::io::{AsHandle, AsRawHandle, OwnedHandle};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use super::{AttemptReport, Settings, Tasks};
-use crate::held::Held;
-use crate::process::Piped;
-use crate::spool::Spool;
+use windows_sys::Win32::Foundation::HANDLE;
+use windows_sys::Win32::System::Pipes::PeekNamedPipe;
 
-/// Why no pipeline runs on Windows.
-const NOT_YET: &str = "the I/O pipeline is not available on Windows";
+/// What a pump reads: a pipe's handle.
+pub type Source = OwnedHandle;
 
-/// A run's pipeline I/O: none on Windows.
+/// The longest nap of a pump waiting for output: the latency it adds to output, and the rate
+/// at which an idle pump wakes (the naps start at 1 ms and double while nothing comes).
+const NAP: Duration = Duration::from_millis(16);
+
+/// A duplicate of `stream` (retry's stdin, stdout or stderr) as a file of retry's own.
+///
+/// # Errors
+/// When the handle cannot be duplicated.
+pub fn dup(stream: &impl AsHandle) -> io::Result<File> {
+    Ok(File::from(stream.as_handle().try_clone_to_owned()?))
+}
+
+/// A pipe: (read end, write end), neither inherited but by a child it is given to.
+///
+/// # Errors
+/// When the pipe cannot be made.
+pub fn pipe() -> io::Result<(Source, Source)> {
+    let (read, write) = io::pipe()?;
+    Ok((read.into(), write.into()))
+}
+
+/// Nothing to switch on Windows, where an anonymous pipe cannot be made non-blocking:
+/// [`read_drained`] never waits, and a write waits while the pipe is full.
+pub fn set_nonblocking(_file: &File, _on: bool) {}
+
+/// Reads what is in the pipe now, without waiting: `WouldBlock` when nothing is there.
+///
+/// # Errors
+/// The read's error.
+pub fn read_drained(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    match waiting(file) {
+        Some(0) => Err(io::ErrorKind::WouldBlock.into()),
+        Some(n) => {
+            let take = buf.len().min(n);
+            file.read(&mut buf[..take])
+        }
+        // The writers closed it (or it is no pipe): the read says which.
+        None => file.read(buf),
+    }
+}
+
+/// No pipe is kept for what leftovers write (see the module).
+pub fn keep_rest(_file: File) -> Option<Source> {
+    None
+}
+
+/// A stdin that is not ready is only waited for by its blocking read: nothing to do.
+pub fn wait_stdin(_stdin: &File) {
+    std::thread::sleep(NAP);
+}
+
+/// The bytes waiting in pipe `file`; `None` when it cannot be asked (the writers closed it,
+/// or it is not a pipe).
+fn waiting(file: &File) -> Option<usize> {
+    let mut available = 0u32;
+    // SAFETY: a valid handle; no buffer is read, only the count is written.
+    let ok = unsafe {
+        PeekNamedPipe(
+            file.as_raw_handle() as HANDLE,
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+            &raw mut available,
+            std::ptr::null_mut(),
+        )
+    };
+    (ok != 0).then(|| usize::try_from(available).unwrap_or(usize::MAX))
+}
+
+/// A one-shot cancellation shared by an attempt's I/O threads: a flag they look at between
+/// naps.
 #[derive(Debug)]
-pub enum RunIo {}
-
-/// An attempt's running I/O threads: none on Windows.
-#[derive(Debug)]
-pub enum AttemptIo {}
-
-/// The release of a held stdout: none on Windows.
-#[derive(Debug)]
-pub enum Release {}
-
-/// `--chronic`'s write-out: none on Windows.
-#[derive(Debug)]
-pub enum WriteOut {}
-
-/// The pipes an attempt's leftovers hold open: never any on Windows (the attempt's pipes are
-/// retry's own descriptors, and its job ends with retry).
-#[derive(Debug, Default)]
-pub struct Rest {
-    _none: (),
+pub struct Cancel {
+    flag: AtomicBool,
 }
 
-impl Rest {
-    /// Always: no pipe is held open.
-    pub fn is_empty(&self) -> bool {
-        true
-    }
-}
-
-/// How a [`Release`] went.
-#[derive(Debug)]
-pub struct Released {
-    /// Writing the held stdout.
-    pub held: io::Result<()>,
-    /// Passing on what the attempt's leftovers wrote to its stdout.
-    pub stdout: io::Result<()>,
-    /// Passing on what they wrote to its stderr.
-    pub stderr: io::Result<()>,
-}
-
-impl RunIo {
-    /// Never made on Windows.
+impl Cancel {
+    /// A fresh, uncancelled token.
     ///
     /// # Errors
-    /// Always: [`io::ErrorKind::Unsupported`].
-    pub fn new(_pipeline: &Settings) -> io::Result<RunIo> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, NOT_YET))
+    /// Never on Windows (the Unix token makes a pipe).
+    pub fn new() -> io::Result<Cancel> {
+        Ok(Cancel {
+            flag: AtomicBool::new(false),
+        })
     }
 
-    /// (No value of this type exists.)
-    pub fn replay_failure(&self) -> Option<String> {
-        match *self {}
+    /// Cancels.
+    pub fn cancel(&self) {
+        self.flag.store(true, Ordering::Release);
     }
 
-    /// (No value of this type exists.)
-    pub fn piped(&self) -> Piped {
-        match *self {}
+    /// The flag, for [`crate::spool::Spool::wait_beyond`].
+    pub fn flag(&self) -> &AtomicBool {
+        &self.flag
     }
 
-    /// (No value of this type exists.)
-    pub fn held(&self) -> Option<&Arc<Held>> {
-        match *self {}
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
     }
 
-    /// (No value of this type exists.)
-    ///
-    /// # Errors
-    /// None.
-    pub fn start(
-        &self,
-        _stdin: Option<ChildStdin>,
-        _stdout: Option<ChildStdout>,
-        _stderr: Option<ChildStderr>,
-    ) -> io::Result<AttemptIo> {
-        match *self {}
+    /// Sleeps `millis` milliseconds; `false` when cancelled.
+    pub fn nap(&self, _file: &File, millis: u16) -> bool {
+        std::thread::sleep(Duration::from_millis(millis.into()));
+        !self.is_cancelled()
     }
 
-    /// (No value of this type exists.)
-    ///
-    /// # Errors
-    /// None.
-    pub fn capture(&self) -> io::Result<Option<(Infallible, AttemptIo)>> {
-        match *self {}
+    /// Waits until pipe `file` holds something to read, or its writers closed it, or the
+    /// token is cancelled (`false`).
+    pub fn wait_readable(&self, file: &File) -> bool {
+        let mut nap = Duration::from_millis(1);
+        loop {
+            if self.is_cancelled() {
+                return false;
+            }
+            match waiting(file) {
+                Some(0) => {}
+                _ => return true,
+            }
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(NAP);
+        }
     }
 
-    /// (No value of this type exists.)
-    ///
-    /// # Errors
-    /// None.
-    pub fn write_out(&self) -> io::Result<Option<WriteOut>> {
-        match *self {}
-    }
-
-    /// (No value of this type exists.)
-    ///
-    /// # Errors
-    /// None.
-    pub fn release(
-        &self,
-        _held: Option<Arc<Spool>>,
-        _to_stdout: bool,
-        _rest: Rest,
-    ) -> io::Result<Release> {
-        match *self {}
-    }
-
-    /// (No value of this type exists.)
-    ///
-    /// # Errors
-    /// None.
-    pub fn relay(
-        &self,
-        _rest: &Rest,
-        _attempt: u64,
-        _failure: impl Fn(&str) -> Vec<u8>,
-    ) -> io::Result<i32> {
-        match *self {}
+    /// Whether to write now (a write to a full pipe then blocks): `false` when cancelled.
+    pub fn wait_writable(&self, _file: &File) -> bool {
+        !self.is_cancelled()
     }
 }
 
-impl AttemptIo {
-    /// (No value of this type exists.)
-    pub fn idle_since(&self) -> std::time::Instant {
-        match *self {}
-    }
+/// Nothing to grow on Windows (a pipe's buffer is set when it is made).
+pub fn grow_pipe<T>(_pipe: &T) {}
 
-    /// (No value of this type exists.)
-    pub fn stop(&self) {
-        match *self {}
-    }
-
-    /// (No value of this type exists.)
-    pub fn tasks(&self) -> &Tasks {
-        match *self {}
-    }
-
-    /// (No value of this type exists.)
-    pub fn report(self, _attempt: u64) -> AttemptReport {
-        match self {}
-    }
-}
-
-impl Release {
-    /// (No value of this type exists.)
-    pub fn tasks(&self) -> &Tasks {
-        match *self {}
-    }
-
-    /// (No value of this type exists.)
-    pub fn result(self) -> Option<Released> {
-        match self {}
-    }
-}
-
-impl WriteOut {
-    /// (No value of this type exists.)
-    pub fn tasks(&self) -> &Tasks {
-        match *self {}
-    }
-
-    /// (No value of this type exists.)
-    pub fn result(self) -> Option<(io::Result<()>, io::Result<()>)> {
-        match self {}
-    }
+/// Whether retry's stdout and stderr are one file: not told on Windows, so never (two pipes
+/// then carry an attempt's output under `--chronic`).
+pub fn same_file<A, B>(_a: &A, _b: &B) -> bool {
+    false
 }

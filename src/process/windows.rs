@@ -232,7 +232,8 @@ pub fn spawn(
 
 /// Starts a hook: `cmd.exe /C script` with extra environment `env` (less `withheld`), as an
 /// attempt is (its own group and job), stdin from NUL and stdout onto retry's stderr (a hook
-/// must not write into the pipeline's stdout).
+/// must not write into the pipeline's stdout); with `output` (`--chronic`'s capture), its
+/// stdout and stderr both go there instead.
 ///
 /// # Errors
 /// When `cmd.exe` cannot be started or its job made.
@@ -240,19 +241,22 @@ pub fn spawn_hook(
     script: &str,
     env: &[(&str, String)],
     withheld: &[&str],
-    output: Option<std::convert::Infallible>,
+    output: Option<std::os::windows::io::BorrowedHandle<'_>>,
 ) -> io::Result<Attempt> {
-    if let Some(never) = output {
-        match never {}
-    }
     let mut command = Command::new(comspec());
     // The script as cmd reads it: with `/S`, cmd drops the outer quotes and keeps the script's
     // own as written; `/D` skips AutoRun commands.
     command.raw_arg(format!("/D /S /C \"{script}\""));
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(io::stderr()))
-        .stderr(Stdio::inherit());
+    command.stdin(Stdio::null());
+    match output {
+        // `--chronic`'s capture: stdout and stderr both into it.
+        Some(pipe) => command
+            .stdout(Stdio::from(pipe.try_clone_to_owned()?))
+            .stderr(Stdio::from(pipe.try_clone_to_owned()?)),
+        None => command
+            .stdout(Stdio::from(io::stderr()))
+            .stderr(Stdio::inherit()),
+    };
     environment(&mut command, env, withheld);
     start(command).map_err(|e| match e {
         LaunchError::Command(e) | LaunchError::Own(e) => e,

@@ -75,9 +75,10 @@ impl Supervisor<'_> {
         let output = capture
             .as_ref()
             .map(|(write, _)| std::os::fd::AsFd::as_fd(write));
-        // No capture exists on Windows (the pipeline's `RunIo` is never made there).
         #[cfg(windows)]
-        let output = capture.as_ref().map(|(never, _)| match *never {});
+        let output = capture
+            .as_ref()
+            .map(|(write, _)| std::os::windows::io::AsHandle::as_handle(write));
         let spawned = process::spawn_hook(script, &env, &[VARIABLE], output);
         // The hook holds the pipe's write end now: the capture ends when every writer closed it.
         let capture = capture.map(|(_, io)| io);
