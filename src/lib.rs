@@ -167,17 +167,11 @@ fn finish_windows(exit: Exit) {
     /// `STATUS_CONTROL_C_EXIT`, NTSTATUS 0xC000013A.
     const CONTROL_C_EXIT: u32 = 0xC000_013A;
     let code = match exit {
-        Exit::Signal(n) if roles_stop(n) => CONTROL_C_EXIT,
+        Exit::Signal(n) if signals::is_stop(n) => CONTROL_C_EXIT,
         other => other.code(),
     };
     // The exit code is the u32's bits, which `process::exit` takes as an i32.
     std::process::exit(code.cast_signed());
-}
-
-/// Whether `signal` is a console event that stops retry (Windows).
-#[cfg(windows)]
-fn roles_stop(signal: i32) -> bool {
-    signals::is_stop(signal)
 }
 
 /// Ends the process with `exit`, for `main` to return: for [`Exit::Signal`], by raising that

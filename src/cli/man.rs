@@ -1,8 +1,8 @@
 //! The man page, retry(1): clap_mangen's sections from the clap definition (NAME, SYNOPSIS,
 //! DESCRIPTION, OPTIONS and one section per help heading), then what it cannot derive: EXIT
 //! STATUS and EXAMPLES (the same text as `--help`, from [`super::help`]), ENVIRONMENT (each
-//! variable with its value's real name), SIGNALS, COMING FROM TIMEOUT (coreutils `timeout`'s
-//! options and their equivalents) and SEE ALSO.
+//! variable with its value's real name), SIGNALS, WINDOWS, COMING FROM TIMEOUT (coreutils
+//! `timeout`'s options and their equivalents) and SEE ALSO.
 
 use std::io::{self, Write};
 
@@ -80,8 +80,8 @@ fn value_name(arg: &clap::Arg) -> String {
         .map_or_else(|| "VALUE".to_string(), |v| v.to_string())
 }
 
-/// The sections clap_mangen cannot derive: EXIT STATUS, ENVIRONMENT, SIGNALS, EXAMPLES and
-/// SEE ALSO.
+/// The sections clap_mangen cannot derive: EXIT STATUS, ENVIRONMENT, SIGNALS, WINDOWS,
+/// EXAMPLES and SEE ALSO.
 fn sections(command: &clap::Command) -> Roff {
     let mut r = Roff::new();
 
@@ -265,6 +265,7 @@ fn sections(command: &clap::Command) -> Roff {
          ignored when retry starts (INT and QUIT in a background job) stay ignored.",
     );
 
+    windows(&mut r);
     coming_from_timeout(&mut r);
 
     r.control("SH", ["EXAMPLES"]);
@@ -284,6 +285,48 @@ fn sections(command: &clap::Command) -> Roff {
         roman("(3head)"),
     ]);
     r
+}
+
+/// The WINDOWS section: what differs there (docs/platforms.md has the whole of it).
+fn windows(r: &mut Roff) {
+    r.control("SH", ["WINDOWS"]);
+    r.text([roman(
+        "retry.exe takes the same flags and variables and exits with the same statuses. Each \
+         attempt runs in a Job Object of its own and a new process group; the program is found \
+         as cmd.exe finds it (PATH, PATHEXT: a .cmd or .bat file runs through cmd.exe); hooks \
+         run through cmd.exe /C.",
+    )]);
+    item(
+        r,
+        [roman("exit status")],
+        "An attempt's exit code passes through with all its 32 bits (3221225477 for an access \
+         violation); in --retry-on and --stop-on lists a code above 255 counts as 255.",
+    );
+    item(
+        r,
+        [
+            bold("Ctrl-C"),
+            roman(", "),
+            bold("Ctrl-Break"),
+            roman(", a closed console"),
+        ],
+        "Stops, as INT, BREAK and HUP: no new attempt; a running one gets Ctrl-Break, then \
+         its job is terminated after --kill-after, and retry exits with its status; during a \
+         wait retry ends at once with 3221225786 (STATUS_CONTROL_C_EXIT).",
+    );
+    item(
+        r,
+        [bold("--signal")],
+        "INT or BREAK (the default): a timeout sends Ctrl-Break to the attempt's process \
+         group (124), then terminates its job after --kill-after (137). Other names are \
+         refused.",
+    );
+    item(
+        r,
+        [roman("not on Windows")],
+        "RETRY_ENV_FILE. What an attempt leaves running ends with its job, and what it \
+         writes after the attempt ended is not passed on.",
+    );
 }
 
 /// The COMING FROM TIMEOUT section: each coreutils `timeout` option and its equivalent.

@@ -87,7 +87,9 @@ pub struct StoppingArgs {
     /// --deadline stops it (and to an --on-retry hook stopped at the deadline); KILL follows
     /// after --kill-after, counted from it. 0 sends nothing: only that KILL stops the attempt.
     /// The status stays 124 (137 if KILL was needed, or with -s KILL). A signal sent to retry
-    /// itself is still passed on as itself.
+    /// itself is still passed on as itself. On Windows only INT and BREAK (the default there),
+    /// sent as Ctrl-Break to the attempt's process group; the job is terminated after
+    /// --kill-after.
     #[arg(allow_hyphen_values = true, short = 's', long, env = "RETRY_SIGNAL",
           value_name = "SIGNAL", value_parser = StopSignal::from_str)]
     pub signal: Option<StopSignal>,

@@ -76,7 +76,7 @@ pub enum Event<'e> {
         /// Why.
         why: &'e str,
         /// The status retry is to end with.
-        status: u8,
+        status: u32,
         /// The closing line as retry says it (without `retry: `).
         closing: &'e str,
     },

@@ -1,6 +1,7 @@
-//! Writing where nobody may be reading on Unix (see the module `outlet`): retry's own stderr and files
-//! (`GITHUB_OUTPUT`), without ever blocking past a stop signal or the run's time limit. This is
-//! the rule of [`crate::signals`] applied to output: every wait is [`signals::wait_ready`].
+//! Writing where nobody may be reading on Unix (see the module `outlet`): retry's own stderr
+//! and files that may be FIFOs (`GITHUB_OUTPUT`), without ever blocking past a stop signal or
+//! the run's time limit. This is the rule of [`crate::signals`] applied to output: every wait
+//! is [`signals::wait_ready`].
 //!
 //! retry's stderr is shared with the attempts (and often with the user's shell), so its file
 //! description cannot be made non-blocking: that would make the others' writes fail with

@@ -206,6 +206,14 @@ pub fn spawn(
         return Err(LaunchError::Command(io::ErrorKind::NotFound.into()));
     };
     let program = find_program(name).map_err(LaunchError::Command)?;
+    if program.is_dir() {
+        // Found but no program: 126, as on Unix (Windows itself says "access denied", Wine
+        // "invalid handle").
+        return Err(LaunchError::Command(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "is a directory",
+        )));
+    }
     let mut command = Command::new(program);
     command.args(&argv[1..]);
     let pipe = |wanted: bool| {

@@ -110,7 +110,7 @@ impl Reporter {
         }
         let mut fields = json!({
             "attempt": attempt,
-            "status": outcome.status(),
+            "status": outcome.code(),
             "duration": (ran.as_secs_f64() * 1000.0).round() / 1000.0,
             "output_failed": output_failed,
         });
@@ -232,7 +232,7 @@ impl Reporter {
 
     /// Giving up after `attempts`, with `status`, and why: says `line`
     /// ([`Reporter::gave_up_line`]); a JSON event.
-    pub fn giving_up(&self, attempts: u64, why: &str, status: u8, line: &str) {
+    pub fn giving_up(&self, attempts: u64, why: &str, status: u32, line: &str) {
         // Under --chronic, after all the held output, whatever --max-output dropped.
         self.writer.closing(|| {
             self.say_in(colour::GAVE_UP, line);

@@ -220,7 +220,7 @@ impl Supervisor<'_> {
         self.emit(&Event::GaveUp {
             attempts,
             why: &why,
-            status: exit.status(),
+            status: exit.code(),
             closing: &closing,
         });
         if let Some(script) = &self.config.hooks.on_give_up {
