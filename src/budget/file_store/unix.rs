@@ -1,4 +1,5 @@
-//! The default store on Unix (see the module `file_store`): a directory of the user's own with, per KEY, a state file
+//! The default store on Unix (see the module `file_store`): a directory of the user's own
+//! with, per KEY, a state file
 //! (`STEM.json`, 0600) and a lock file (`STEM.lock`, 0600) on which `flock(2)` is held only
 //! for one read-modify-write that changes the state, never across a wait (an operation that
 //! changes nothing reads without it). A new state is written to `STEM.tmp` and
@@ -213,7 +214,8 @@ impl FileStore {
         renameat(&self.dir_fd, tmp.as_str(), &self.dir_fd, name).map_err(|e| io(name, e.into()))
     }
 
-    /// [`crate::budget::store::Store::perform`] and [`crate::budget::store::Store::load`] for this store. First without the lock: the state file
+    /// [`crate::budget::store::Store::perform`] and [`crate::budget::store::Store::load`] for
+    /// this store. First without the lock: the state file
     /// is only ever replaced whole (by `rename`), so a plain read sees a state some run
     /// stored; if `f` leaves that state unchanged (a closed breaker admitting a run, no
     /// cooldown to wait for), that is the answer, and no lock was taken. Otherwise `f` runs
