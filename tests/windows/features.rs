@@ -1,7 +1,8 @@
 //! The features around an attempt, on Windows: hooks run by `cmd.exe /C`, `--log-format json`,
 //! the GitHub Actions folds, annotation and step outputs, `--stdout-on-success`,
-//! `--replay-stdin`, `--lock` held by another run (75), and 64 MiB of output passed through. The Unix side is in
-//! tests/cli/hooks.rs, events.rs, folds.rs, github.rs, pipeline.rs and lock.rs.
+//! `--replay-stdin`, `--lock` held by another run (75), and 64 MiB of output passed through.
+//! The Unix side is in tests/cli/hooks.rs, events.rs, folds.rs, github.rs, pipeline.rs and
+//! lock.rs.
 
 use std::time::Duration;
 

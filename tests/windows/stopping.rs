@@ -1,7 +1,8 @@
 //! The clocks and what a stop ends, on Windows: the delays between attempts within their
 //! bounds, `--deadline`, `-t` stopping an attempt's whole tree (its grandchild's pid no longer
 //! alive), `--kill-after` ending an attempt that ignores Ctrl-Break, a detached child of the
-//! attempt not left running, and the deadline stopping a hook that hangs. The Unix side is in tests/cli/timeouts.rs and robust_trees.rs.
+//! attempt not left running, and the deadline stopping a hook that hangs. The Unix side is in
+//! tests/cli/timeouts.rs and robust_trees.rs.
 //!
 //! Under Wine a timed-out attempt gets no Ctrl-Break (Wine 8 delivers no CTRL_BREAK_EVENT), so
 //! its job is always terminated: 137 where Windows gives 124 to an attempt that ends on the
