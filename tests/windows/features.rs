@@ -1,7 +1,8 @@
 //! The features around an attempt, on Windows: hooks run by `cmd.exe /C`, `--log-format json`,
 //! the GitHub Actions folds, annotation and step outputs, `--stdout-on-success`,
-//! `--replay-stdin`, and `--lock` held by another run (75). The Unix side is in
-//! tests/cli/hooks.rs, events.rs, folds.rs, github.rs, pipeline.rs and lock.rs.
+//! `--replay-stdin`, `--lock` held by another run (75), and 64 MiB of output passed through.
+//! The Unix side is in tests/cli/hooks.rs, events.rs, folds.rs, github.rs, pipeline.rs and
+//! lock.rs.
 
 use std::time::Duration;
 
@@ -169,4 +170,16 @@ fn a_lock_held_by_another_run_is_75_and_nothing_runs() {
             .contains(&format!("is held by pid {}", holder_pid.trim())),
         "{r:?}"
     );
+}
+
+#[test]
+#[ignore = "runs under Wine: .ci/windows test"]
+fn huge_output_passes_through_whole() {
+    let Some(b) = bench() else { return };
+    let size = 64 << 20;
+    let r = retry(b, &b.probe_args(&["-n", "0"], &["spew", &size.to_string()])).run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.len(), size, "{}", r.stderr);
+    let line = format!("{}\n", "x".repeat(63));
+    assert!(r.stdout.as_bytes().chunks(64).all(|c| c == line.as_bytes()));
 }

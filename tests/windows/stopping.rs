@@ -1,7 +1,8 @@
 //! The clocks and what a stop ends, on Windows: the delays between attempts within their
 //! bounds, `--deadline`, `-t` stopping an attempt's whole tree (its grandchild's pid no longer
-//! alive), `--kill-after` ending an attempt that ignores Ctrl-Break, and a detached child of the
-//! attempt not left running. The Unix side is in tests/cli/timeouts.rs and robust_trees.rs.
+//! alive), `--kill-after` ending an attempt that ignores Ctrl-Break, a detached child of the
+//! attempt not left running, and the deadline stopping a hook that hangs. The Unix side is in
+//! tests/cli/timeouts.rs and robust_trees.rs.
 //!
 //! Under Wine a timed-out attempt gets no Ctrl-Break (Wine 8 delivers no CTRL_BREAK_EVENT), so
 //! its job is always terminated: 137 where Windows gives 124 to an attempt that ends on the
@@ -192,4 +193,39 @@ fn at_a_timeout_ctrl_break_ends_an_attempt_that_does_not_handle_it_with_124() {
         r.elapsed
     );
     assert!(r.lines()[0].contains("timed out after 1s"), "{r:?}");
+}
+
+#[test]
+#[ignore = "runs under Wine: .ci/windows test"]
+fn the_deadline_stops_a_hook_that_hangs() {
+    let Some(b) = bench() else { return };
+    // The hook is cmd.exe running probe.exe: a tree of two, stopped whole.
+    let hook = format!("{} sleep 60", b.win(&b.probe));
+    let flags = [
+        "-d",
+        "3s",
+        "--kill-after",
+        "1s",
+        "-b",
+        "0",
+        "--on-retry",
+        &hook,
+    ];
+    let r = retry(b, &b.probe_args(&flags, &["exit", "1"])).run();
+    assert_eq!(r.code, 1, "the last attempt's status: {r:?}");
+    assert!(r.elapsed >= Duration::from_secs(3), "{r:?}");
+    assert!(
+        r.elapsed < Duration::from_secs(4) + START * 2,
+        "{:?}: {r:?}",
+        r.elapsed
+    );
+    let lines = r.lines();
+    assert!(lines.iter().any(|l| l.contains("--on-retry hook")), "{r:?}");
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .ends_with("the deadline passed during --on-retry"),
+        "{r:?}"
+    );
 }

@@ -24,6 +24,7 @@
 //!                              prints `exit=N` (its full 32-bit exit code) as the last line
 //!                              of stderr and exits 0 (2 when EXE cannot be started)
 //! probe stdin-copy             copies stdin to stdout
+//! probe spew BYTES             writes BYTES bytes to stdout: lines of 63 `x` and a newline
 //! ```
 //!
 //! A pid file is written whole under another name and renamed, so that a test polling for it
@@ -103,6 +104,10 @@ fn main() {
             if let Err(e) = copied {
                 fail(&format!("stdin-copy: {e}"));
             }
+            0
+        }
+        ["spew", bytes] => {
+            spew(number(bytes));
             0
         }
         _ => usage(),
@@ -209,6 +214,20 @@ fn run(exe: &str, args: &[&str]) -> u32 {
     }
 }
 
+/// `spew BYTES`: BYTES bytes of 64-byte lines (63 `x` and a newline; the last one cut short).
+fn spew(mut bytes: u64) {
+    let line = [b"x".repeat(63), b"\n".to_vec()].concat();
+    let block = line.repeat(1024);
+    let mut out = std::io::stdout().lock();
+    while bytes > 0 {
+        let n = bytes.min(block.len() as u64) as usize;
+        if let Err(e) = out.write_all(&block[..n]) {
+            fail(&format!("spew: {e}"));
+        }
+        bytes -= n as u64;
+    }
+}
+
 /// Sleeps `secs` seconds (a decimal number).
 fn sleep(secs: &str) {
     let secs: f64 = number(secs);
@@ -232,6 +251,6 @@ fn usage() -> u32 {
     fail(
         "usage: probe exit N | sleep SECS | print TEXT | eprint TEXT | env NAME | \
          fail-until N FILE | grandchild PIDFILE SECS | detach PIDFILE [SECS] | \
-         ignore-break SECS | alive PID | run EXE ARGS... | stdin-copy",
+         ignore-break SECS | alive PID | run EXE ARGS... | stdin-copy | spew BYTES",
     )
 }
