@@ -314,7 +314,13 @@ fn start(mut command: Command) -> Result<Attempt, LaunchError> {
         let _ = attempt.child.borrow_mut().wait();
         return Err(LaunchError::Own(e));
     }
-    resume(attempt.child.borrow().id());
+    if resume(attempt.child.borrow().id()) == 0 {
+        // A process left suspended would hang the run until its timeout, if any.
+        let e = io::Error::other("its main thread could not be resumed");
+        attempt.signal_tree(KILL);
+        let _ = attempt.child.borrow_mut().wait();
+        return Err(LaunchError::Own(e));
+    }
     Ok(attempt)
 }
 
@@ -346,13 +352,15 @@ fn new_job() -> io::Result<OwnedHandle> {
 }
 
 /// Resumes every thread of process `pid` (started suspended: its main thread), found through
-/// a Tool Help snapshot, as std does not hand out the main thread's handle.
-fn resume(pid: u32) {
+/// a Tool Help snapshot, as std does not hand out the main thread's handle. Returns how many it
+/// resumed.
+fn resume(pid: u32) -> usize {
     // SAFETY: a snapshot of every thread; the handle is closed below.
     let snapshot = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0) };
     if snapshot.is_null() || snapshot as isize == -1 {
-        return;
+        return 0;
     }
+    let mut resumed = 0;
     // SAFETY: a handle the call above returned, owned by nothing else.
     let snapshot = unsafe { OwnedHandle::from_raw_handle(snapshot as RawHandle) };
     // SAFETY: a plain C struct, all zeroes valid; dwSize set as the API asks.
@@ -369,10 +377,13 @@ fn resume(pid: u32) {
                 // SAFETY: a handle OpenThread just returned, owned by nothing else.
                 let thread = unsafe { OwnedHandle::from_raw_handle(thread as RawHandle) };
                 // SAFETY: a valid thread handle with THREAD_SUSPEND_RESUME.
-                unsafe { ResumeThread(thread.as_raw_handle() as HANDLE) };
+                if unsafe { ResumeThread(thread.as_raw_handle() as HANDLE) } != u32::MAX {
+                    resumed += 1;
+                }
             }
         }
         // SAFETY: as for Thread32First.
         more = unsafe { Thread32Next(raw, &raw mut entry) } != 0;
     }
+    resumed
 }
