@@ -15,7 +15,7 @@
 //! by group or others), so nobody else can redirect a write.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -25,9 +25,8 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag, openat, renameat};
 use nix::sys::stat::{Mode, fstat};
 
-use crate::budget::codec::{self, MAX_STATE_BYTES};
+use crate::budget::codec;
 use crate::budget::error::StoreError;
-use crate::budget::key::BudgetKey;
 use crate::net::bounded::{self, Bounded};
 use retry_tool_backoff::shared_state::SharedState;
 
@@ -112,7 +111,7 @@ impl FileStore {
     }
 
     /// The path of a file in the directory, for messages.
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
 
@@ -136,7 +135,7 @@ impl FileStore {
     /// waiter miss every moment the lock is free when dozens of runs take it in turn: 40 runs
     /// started together on 2 busy cores gave up after 100 ms by the dozen.) A helper that gets
     /// the lock after the wait was given up finds nobody waiting and releases it at once.
-    fn lock(&self, lock: File, name: &str) -> Result<Flock<File>, StoreError> {
+    pub(super) fn lock(&self, lock: File, name: &str) -> Result<Flock<File>, StoreError> {
         let io = |error: Errno| StoreError::Io {
             path: self.path(name),
             error: error.into(),
@@ -172,34 +171,12 @@ impl FileStore {
         }
     }
 
-    fn read_state(&self, name: &str) -> Result<SharedState, StoreError> {
-        let io = |error: std::io::Error| StoreError::Io {
-            path: self.path(name),
-            error,
-        };
-        let mut bytes = Vec::new();
-        match self.open_in(name, OFlag::O_RDONLY) {
-            Ok(file) => {
-                file.take(MAX_STATE_BYTES + 1)
-                    .read_to_end(&mut bytes)
-                    .map_err(io)?;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io(e)),
-        }
-        if bytes.len() as u64 > MAX_STATE_BYTES {
-            return Err(StoreError::Corrupt {
-                place: self.path(name).display().to_string(),
-                reason: format!("larger than {MAX_STATE_BYTES} bytes"),
-            });
-        }
-        codec::decode(&bytes).map_err(|reason| StoreError::Corrupt {
-            place: self.path(name).display().to_string(),
-            reason,
-        })
-    }
-
-    fn write_state(&self, stem: &str, name: &str, state: &SharedState) -> Result<(), StoreError> {
+    pub(super) fn write_state(
+        &self,
+        stem: &str,
+        name: &str,
+        state: &SharedState,
+    ) -> Result<(), StoreError> {
         let tmp = format!("{stem}.tmp");
         let io = |name: &str, error: std::io::Error| StoreError::Io {
             path: self.path(name),
@@ -214,45 +191,13 @@ impl FileStore {
         renameat(&self.dir_fd, tmp.as_str(), &self.dir_fd, name).map_err(|e| io(name, e.into()))
     }
 
-    /// [`crate::budget::store::Store::perform`] and [`crate::budget::store::Store::load`] for
-    /// this store. First without the lock: the state file
-    /// is only ever replaced whole (by `rename`), so a plain read sees a state some run
-    /// stored; if `f` leaves that state unchanged (a closed breaker admitting a run, no
-    /// cooldown to wait for), that is the answer, and no lock was taken. Otherwise `f` runs
-    /// again under the lock on the state read there, and its result is stored. Runs started
-    /// together thus queue for the lock only to change the state.
-    ///
-    /// # Errors
-    /// [`StoreError::LockTimeout`], [`StoreError::Stopped`], [`StoreError::Io`] or
-    /// [`StoreError::Corrupt`].
-    pub fn update<R>(
-        &self,
-        key: &BudgetKey,
-        mut f: impl FnMut(&mut SharedState) -> R,
-    ) -> Result<R, StoreError> {
-        let stem = key.file_stem();
-        let lock_name = format!("{stem}.lock");
-        let data_name = format!("{stem}.json");
-        let seen = self.read_state(&data_name)?;
-        let mut unchanged = seen;
-        let result = f(&mut unchanged);
-        if unchanged == seen {
-            return Ok(result);
-        }
-        let lock_file = self
-            .open_in(&lock_name, OFlag::O_RDWR | OFlag::O_CREAT)
-            .map_err(|e| StoreError::Io {
-                path: self.path(&lock_name),
-                error: e,
-            })?;
-        let locked = self.lock(lock_file, &lock_name)?;
-        let before = self.read_state(&data_name)?;
-        let mut state = before;
-        let result = f(&mut state);
-        if state != before {
-            self.write_state(&stem, &data_name, &state)?;
-        }
-        drop(locked);
-        Ok(result)
+    /// Opens state file `name` for reading.
+    pub(super) fn open_read(&self, name: &str) -> std::io::Result<File> {
+        self.open_in(name, OFlag::O_RDONLY)
+    }
+
+    /// Opens (creating it 0600) lock file `name`.
+    pub(super) fn open_lock(&self, name: &str) -> std::io::Result<File> {
+        self.open_in(name, OFlag::O_RDWR | OFlag::O_CREAT)
     }
 }

@@ -6,14 +6,13 @@
 //! user's own by the default ACL of the temporary directory it is made in (`%TEMP%`).
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::DEFAULT_LOCK_TIMEOUT;
-use crate::budget::codec::{self, MAX_STATE_BYTES};
+use crate::budget::codec;
 use crate::budget::error::StoreError;
-use crate::budget::key::BudgetKey;
 use crate::lock::lock_exclusive;
 use crate::net::bounded::{self, Bounded};
 use retry_tool_backoff::shared_state::SharedState;
@@ -67,13 +66,13 @@ impl FileStore {
         &self.dir
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
 
     /// Locks `lock`: at once if it is free; otherwise a helper thread blocks in `LockFileEx`
     /// and the run waits for it up to the lock timeout, or until a stop event arrives.
-    fn lock(&self, lock: File, name: &str) -> Result<File, StoreError> {
+    pub(super) fn lock(&self, lock: File, name: &str) -> Result<File, StoreError> {
         match lock_exclusive(&lock, false) {
             Ok(true) => return Ok(lock),
             Ok(false) => {}
@@ -103,37 +102,12 @@ impl FileStore {
         }
     }
 
-    fn read_state(&self, name: &str) -> Result<SharedState, StoreError> {
-        let io = |error: std::io::Error| StoreError::Io {
-            path: self.path(name),
-            error,
-        };
-        let mut bytes = Vec::new();
-        match File::open(self.path(name)) {
-            Ok(file) => {
-                if !file.metadata().map_err(io)?.is_file() {
-                    return Err(io(std::io::Error::other("not a regular file")));
-                }
-                file.take(MAX_STATE_BYTES + 1)
-                    .read_to_end(&mut bytes)
-                    .map_err(io)?;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io(e)),
-        }
-        if bytes.len() as u64 > MAX_STATE_BYTES {
-            return Err(StoreError::Corrupt {
-                place: self.path(name).display().to_string(),
-                reason: format!("larger than {MAX_STATE_BYTES} bytes"),
-            });
-        }
-        codec::decode(&bytes).map_err(|reason| StoreError::Corrupt {
-            place: self.path(name).display().to_string(),
-            reason,
-        })
-    }
-
-    fn write_state(&self, stem: &str, name: &str, state: &SharedState) -> Result<(), StoreError> {
+    pub(super) fn write_state(
+        &self,
+        stem: &str,
+        name: &str,
+        state: &SharedState,
+    ) -> Result<(), StoreError> {
         let tmp = format!("{stem}.tmp");
         let io = |name: &str, error: std::io::Error| StoreError::Io {
             path: self.path(name),
@@ -146,43 +120,22 @@ impl FileStore {
         std::fs::rename(self.path(&tmp), self.path(name)).map_err(|e| io(name, e))
     }
 
-    /// As on Unix: first without the lock, and under it only when `f` changes the state.
-    ///
-    /// # Errors
-    /// [`StoreError::LockTimeout`], [`StoreError::Stopped`], [`StoreError::Io`] or
-    /// [`StoreError::Corrupt`].
-    pub fn update<R>(
-        &self,
-        key: &BudgetKey,
-        mut f: impl FnMut(&mut SharedState) -> R,
-    ) -> Result<R, StoreError> {
-        let stem = key.file_stem();
-        let lock_name = format!("{stem}.lock");
-        let data_name = format!("{stem}.json");
-        let seen = self.read_state(&data_name)?;
-        let mut unchanged = seen;
-        let result = f(&mut unchanged);
-        if unchanged == seen {
-            return Ok(result);
+    /// Opens state file `name` for reading: a regular file only.
+    pub(super) fn open_read(&self, name: &str) -> std::io::Result<File> {
+        let file = File::open(self.path(name))?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
         }
-        let lock_file = std::fs::OpenOptions::new()
+        Ok(file)
+    }
+
+    /// Opens (creating it) lock file `name`.
+    pub(super) fn open_lock(&self, name: &str) -> std::io::Result<File> {
+        std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(self.path(&lock_name))
-            .map_err(|e| StoreError::Io {
-                path: self.path(&lock_name),
-                error: e,
-            })?;
-        let locked = self.lock(lock_file, &lock_name)?;
-        let before = self.read_state(&data_name)?;
-        let mut state = before;
-        let result = f(&mut state);
-        if state != before {
-            self.write_state(&stem, &data_name, &state)?;
-        }
-        drop(locked);
-        Ok(result)
+            .open(self.path(name))
     }
 }
