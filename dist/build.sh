@@ -9,6 +9,8 @@
 #   x86_64-apple-darwin,        linked by zig (`cargo zigbuild`): zig carries the macOS and
 #   aarch64-apple-darwin,       FreeBSD libc stubs, so no SDK is needed. Dynamic, as every
 #   x86_64-unknown-freebsd      program on those systems is (libSystem; FreeBSD's libc).
+#   x86_64-pc-windows-gnu       retry.exe, linked by Debian's MinGW-w64 gcc
+#                               (gcc-mingw-w64-x86-64)
 #
 # Every binary is stripped and built with --locked from Cargo.lock.
 # Usage: dist/build.sh TARGET
@@ -58,9 +60,16 @@ case $TARGET in
             build=(cargo zigbuild)
         fi
         ;;
+    x86_64-pc-windows-gnu)
+        # rustc links it with x86_64-w64-mingw32-gcc, the target's default linker.
+        command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 ||
+            missing "no x86_64-w64-mingw32-gcc (apt-get install gcc-mingw-w64-x86-64)"
+        ;;
     *) die "unknown target $TARGET" ;;
 esac
 
 RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }$flags" CARGO_PROFILE_RELEASE_STRIP=symbols \
     "${build[@]}" --release --locked -p retry-tool --bin retry --target "$TARGET" >&2
-echo "${CARGO_TARGET_DIR:-target}/$TARGET/release/retry"
+exe=""
+case $TARGET in *-windows-*) exe=.exe ;; esac
+echo "${CARGO_TARGET_DIR:-target}/$TARGET/release/retry$exe"
