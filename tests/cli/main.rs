@@ -51,6 +51,7 @@ mod readme;
 mod readme_ci;
 mod readme_examples;
 mod readme_loops;
+mod release_zip;
 mod robust_input;
 mod robust_input_values;
 mod robust_pipes;

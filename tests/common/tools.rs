@@ -142,6 +142,11 @@ pub const MAN: Tool = Tool::checked("man", "man-db", || {
 });
 /// Runs a test's retry in a mount namespace of its own (as root), with a resolver that hangs.
 pub const UNSHARE: Tool = Tool::program("unshare", "util-linux");
+/// Packs the Windows release archive (`dist/windows-zip.sh`: its zipfile) and checks it.
+pub const PYTHON3: Tool = Tool::program("python3", "python3");
+/// MinGW-w64's gcc, the linker of the x86_64-pc-windows-gnu target: links the small Windows
+/// program that stands in for retry.exe in the tests of the Windows release archive.
+pub const MINGW_GCC: Tool = Tool::program("x86_64-w64-mingw32-gcc", "gcc-mingw-w64-x86-64");
 
 /// Every tool above: `.ci/run --deps` installs each and docs/development.md names each with its
 /// package (a test checks both).
@@ -162,6 +167,8 @@ pub const ALL: &[Tool] = &[
     GIT,
     MAN,
     UNSHARE,
+    PYTHON3,
+    MINGW_GCC,
 ];
 
 /// Whether `program` is an executable file in a directory of `PATH` (or, with a `/`, is one).
