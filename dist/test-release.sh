@@ -5,6 +5,10 @@
 #   the binary, doc/retry.1, complete/ (five shells), README, CHANGELOG, both licences and the
 #   guide (docs/), and `file` names the target's format and architecture; the x86_64 and
 #   AArch64 Linux archives must be there, the macOS and FreeBSD ones are checked when present;
+# - the Windows .zip, when present: its .sha256, exactly retry.exe, complete/_retry.ps1 (what
+#   `retry --generate powershell` prints), README, CHANGELOG, both licences and the guide under
+#   one directory named as the archive, no name with `..`, and `file` calls retry.exe an x86-64
+#   Windows console program (PE32+);
 # - unpacked in a temporary directory, `./retry -- true` succeeds, the version and a retried
 #   failure's status are right, and `ldd` calls the binary static; the AArch64 binary the same
 #   under qemu-user (qemu-aarch64-static);
@@ -78,12 +82,18 @@ trap 'rm -rf "$work"' EXIT
 # Every archive of this version that dist/release.sh made.
 archives=()
 for f in "$OUT/$PACKAGE-$VERSION-"*.tar.gz; do archives+=("$f"); done
+# The Windows archive (dist/windows-zip.sh), when dist/release.sh made it.
+WINDOWS_ZIP="$OUT/$PACKAGE-$VERSION-x86_64-pc-windows-gnu.zip"
 
 step "checksums"
 for f in "${archives[@]}"; do
     check "$(basename "$f").sha256" \
         bash -c 'cd "$1" && sha256sum --quiet -c "$2.sha256"' _ "$OUT" "$(basename "$f")"
 done
+if [ -f "$WINDOWS_ZIP" ]; then
+    check "$(basename "$WINDOWS_ZIP").sha256" \
+        bash -c 'cd "$1" && sha256sum --quiet -c "$2.sha256"' _ "$OUT" "$(basename "$WINDOWS_ZIP")"
+fi
 check "$(basename "$DEB").sha256" \
     bash -c 'cd "$1" && sha256sum --quiet -c "$2.sha256"' _ "$OUT" "$(basename "$DEB")"
 
@@ -123,6 +133,38 @@ for archive in "${archives[@]}"; do
         cd "$1" && for link in $(grep -o "](docs/[^)#]*" README.md | cut -c3-); do
             [ -f "$link" ] || { echo "missing: $link" >&2; exit 1; }; done' _ "$work/$name"
 done
+
+if [ -f "$WINDOWS_ZIP" ]; then
+    name=$(basename "$WINDOWS_ZIP" .zip)
+    step "archive $name.zip"
+    expected_zip=$( (printf '%s\n' \
+        "$name/" "$name/CHANGELOG.md" "$name/LICENSE-APACHE" "$name/LICENSE-MIT" "$name/README.md" \
+        "$name/complete/" "$name/complete/_retry.ps1" "$name/docs/" "$name/retry.exe"
+        for doc in docs/*.md docs/*.svg; do echo "$name/$doc"; done) | LC_ALL=C sort)
+    # Listed and unpacked by python3's zipfile (Debian's python3; unzip is not always there).
+    listed=$(/usr/bin/python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' \
+        "$WINDOWS_ZIP")
+    if [ "$listed" = "$expected_zip" ]; then
+        ok "the .zip holds exactly the expected files, under $name/, in name order"
+    else
+        fail "the .zip's files differ from the expected list:"
+        diff <(echo "$expected_zip") <(echo "$listed") >&2 || true
+    fi
+    check "no name in the .zip is absolute or has .." \
+        bash -c '! grep -Eq "^/|(^|/)\.\.(/|$)|\\\\" <<<"$1"' _ "$listed"
+    /usr/bin/python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+        "$WINDOWS_ZIP" "$work"
+    says=$(file -b "$work/$name/retry.exe")
+    # file 5.44 says "PE32+ executable (console) x86-64 ..., for MS Windows", later ones
+    # "PE32+ executable for MS Windows 6.00 (console), x86-64 ...".
+    check "file: $says" bash -c '[[ $1 == "PE32+ executable"* && $1 == *"(console)"* &&
+        $1 == *x86-64* && $1 == *"MS Windows"* ]]' _ "$says"
+    check "complete/_retry.ps1 is completions/_retry.ps1 (dist/release.sh checked it against --generate)" \
+        cmp -s "$work/$name/complete/_retry.ps1" completions/_retry.ps1
+    check "the README's links into docs/ lead to files in the .zip" bash -c '
+        cd "$1" && for link in $(grep -o "](docs/[^)#]*" README.md | cut -c3-); do
+            [ -f "$link" ] || { echo "missing: $link" >&2; exit 1; }; done' _ "$work/$name"
+fi
 
 # The AArch64 binary under qemu-user, as test-release runs the x86_64 one below.
 a64="$work/$(basename "$AARCH64_ARCHIVE" .tar.gz)/retry"
