@@ -251,8 +251,8 @@ fn the_windows_zip_holds_retry_exe_the_docs_and_the_powershell_completion_under_
 
     // 2023-11-14 22:13:21 UTC as a DOS time: 22:13:20, the second rounded down to an even one.
     let (date, time) = (
-        (2023 - 1980) << 9 | 11 << 5 | 14,
-        22 << 11 | 13 << 5 | 20 / 2,
+        ((2023 - 1980) << 9) | (11 << 5) | 14,
+        (22 << 11) | (13 << 5) | (20 / 2),
     );
     for e in &list {
         assert!(
