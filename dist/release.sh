@@ -18,6 +18,12 @@
 #   x86_64-apple-darwin         when cargo-zigbuild and zig are present (linked by zig),
 #   aarch64-apple-darwin        else skipped with a note; RELEASE_REQUIRE_ALL=1 (the release
 #   x86_64-unknown-freebsd      workflow) makes a missing linker an error
+#   x86_64-pc-windows-gnu       when Debian's MinGW-w64 gcc is present (gcc-mingw-w64-x86-64),
+#                               else skipped as the three above; packed as a .zip (below)
+#
+# and for Windows, by dist/windows-zip.sh, a .zip of the same layout (retry.exe; complete/ holds
+# the PowerShell completion alone, and there is no doc/: no man page on Windows):
+#   retry-tool-VERSION-x86_64-pc-windows-gnu.zip, and its .zip.sha256
 #
 # and the Debian package, from the same static x86_64 binary as the archive:
 #   retry-tool_VERSION-1_amd64.deb                              cargo-deb
@@ -36,7 +42,7 @@
 #
 # Needs rustup's (or the default) targets, which it adds when missing, glibc's static libraries
 # (libc6-dev, as for any Rust build on Debian; libc6-dev-arm64-cross and gcc-aarch64-linux-gnu
-# for AArch64), tar, gzip, sha256sum, dpkg-deb, and cargo-deb
+# for AArch64), tar, gzip, sha256sum, python3 (its zipfile packs the .zip), dpkg-deb, and cargo-deb
 # 3.8.0 (CARGO_DEB_VERSION below), which it installs with `cargo install cargo-deb --version
 # =3.8.0 --locked` when it is missing or of another version. The archive and the .deb carry the
 # time of the last commit (SOURCE_DATE_EPOCH, when unset), so two runs on the same commit and
@@ -51,7 +57,10 @@ PACKAGE=retry-tool
 # The native target: the .deb's, and the binary that checks the man page and completions.
 TARGET=x86_64-unknown-linux-gnu
 # Built when their linkers are present (see above).
-OPTIONAL_TARGETS=(x86_64-apple-darwin aarch64-apple-darwin x86_64-unknown-freebsd)
+OPTIONAL_TARGETS=(x86_64-apple-darwin aarch64-apple-darwin x86_64-unknown-freebsd
+    x86_64-pc-windows-gnu)
+# Packed as a .zip (dist/windows-zip.sh), not as a .tar.gz.
+WINDOWS_TARGET=x86_64-pc-windows-gnu
 OUT=target/dist
 # The .deb's documentation (changelogs, README), generated here; Cargo.toml's assets take them.
 DEBDOC=target/deb-doc
@@ -126,6 +135,7 @@ check_linux_binary() {
 }
 
 targets=("$TARGET" aarch64-unknown-linux-gnu)
+windows_exe=""
 for target in "$TARGET" aarch64-unknown-linux-gnu "${OPTIONAL_TARGETS[@]}"; do
     step "cargo build --release --target $target (stripped)"
     status=0
@@ -137,6 +147,10 @@ for target in "$TARGET" aarch64-unknown-linux-gnu "${OPTIONAL_TARGETS[@]}"; do
     fi
     [ "$status" -eq 0 ] || die "dist/build.sh $target failed"
     case $target in *-linux-*) check_linux_binary "$bin" "$target" ;; esac
+    if [ "$target" = "$WINDOWS_TARGET" ]; then
+        windows_exe=$bin
+        continue
+    fi
     [[ " ${targets[*]} " == *" $target "* ]] || targets+=("$target")
 done
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
@@ -174,6 +188,14 @@ for target in "${targets[@]}"; do
     rm -rf "${stage:?}"
     (cd "$OUT" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
 done
+windows_zip=""
+if [ -n "$windows_exe" ]; then
+    step "archive $PACKAGE-$VERSION-$WINDOWS_TARGET.zip"
+    # The PowerShell completion in it is the committed file checked above against what the
+    # native binary generates (retry.exe generates the same: the clap definitions are one).
+    windows_zip=$(dist/windows-zip.sh "$VERSION" "$windows_exe" "$OUT") ||
+        die "dist/windows-zip.sh failed"
+fi
 
 step "Debian package $DEB_VERSION"
 # What Debian expects in /usr/share/doc/retry-tool/ beside the copyright (dist/debian/copyright):
@@ -229,4 +251,7 @@ step "made, in $OUT/"
 (cd "$OUT" && for target in "${targets[@]}"; do
     ls -l "$PACKAGE-$VERSION-$target.tar.gz" "$PACKAGE-$VERSION-$target.tar.gz.sha256"
     cat "$PACKAGE-$VERSION-$target.tar.gz.sha256"
-done && ls -l "$debname" "$debname.sha256" && cat "$debname.sha256")
+done && if [ -n "$windows_zip" ]; then
+    ls -l "$(basename "$windows_zip")" "$(basename "$windows_zip").sha256"
+    cat "$(basename "$windows_zip").sha256"
+fi && ls -l "$debname" "$debname.sha256" && cat "$debname.sha256")
