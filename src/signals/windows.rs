@@ -175,16 +175,19 @@ pub fn wake() {
     push(Event::Child);
 }
 
-/// The console control handler: queues the event as its signal. Ctrl-C reaches only retry
-/// (an attempt in a process group of its own has Ctrl-C disabled) and is passed on; Ctrl-Break
-/// and a closed console reach every process of the console, the attempt too.
+/// The console control handler: queues the event as its signal, always to be passed on
+/// (`from_kernel` false). Ctrl-C never reaches an attempt in a process group of its own (Ctrl-C
+/// is disabled there), and an event sent to retry's group alone (`GenerateConsoleCtrlEvent`, as
+/// a CI runner or a parent stops it) does not reach the attempt's group either; a Ctrl-Break
+/// typed on a shared console then reaches the attempt twice, which ends it as once does.
 unsafe extern "system" fn handler(ctrl: u32) -> BOOL {
-    let (signal, from_kernel) = match ctrl {
-        CTRL_C_EVENT => (INTERRUPT, false),
-        CTRL_BREAK_EVENT => (BREAK, true),
-        CTRL_CLOSE_EVENT | CTRL_LOGOFF_EVENT | CTRL_SHUTDOWN_EVENT => (HANGUP, true),
+    let signal = match ctrl {
+        CTRL_C_EVENT => INTERRUPT,
+        CTRL_BREAK_EVENT => BREAK,
+        CTRL_CLOSE_EVENT | CTRL_LOGOFF_EVENT | CTRL_SHUTDOWN_EVENT => HANGUP,
         _ => return FALSE,
     };
+    let from_kernel = false;
     STOPPED.store(true, Ordering::Release);
     push(Event::Signal {
         signal,

@@ -244,6 +244,9 @@ pub struct Retry<'a> {
     env: Vec<(String, OsString)>,
     path_dir: Option<PathBuf>,
     stdin: Option<Vec<u8>>,
+    /// The probe.exe subcommand that starts retry.exe and reports its code: `run`, or
+    /// `break-after MS`.
+    parent: Vec<OsString>,
 }
 
 /// retry.exe with `args` (Windows paths already in their [`Bench::win`] form).
@@ -254,6 +257,7 @@ pub fn retry<'a, S: AsRef<str>>(bench: &'a Bench, args: &[S]) -> Retry<'a> {
         env: Vec::new(),
         path_dir: None,
         stdin: None,
+        parent: vec!["run".into()],
     }
 }
 
@@ -294,6 +298,13 @@ impl Retry<'_> {
         self
     }
 
+    /// Starts retry.exe in a process group of its own and sends that group Ctrl-Break after
+    /// `ms` milliseconds (`probe break-after`; Windows only, Wine delivers none).
+    pub fn break_after(mut self, ms: u64) -> Self {
+        self.parent = vec!["break-after".into(), ms.to_string().into()];
+        self
+    }
+
     /// Gives retry.exe `bytes` on stdin, then end of file.
     pub fn stdin(mut self, bytes: &[u8]) -> Self {
         self.stdin = Some(bytes.to_vec());
@@ -304,7 +315,8 @@ impl Retry<'_> {
     fn command(&self, through_probe: bool) -> Command {
         let b = self.bench;
         let mut cmd = if through_probe {
-            let mut args: Vec<OsString> = vec!["run".into(), b.win(&b.retry).into()];
+            let mut args = self.parent.clone();
+            args.push(b.win(&b.retry).into());
             args.extend(self.args.iter().cloned());
             b.command(&b.probe, &args)
         } else {

@@ -23,6 +23,10 @@
 //! probe run EXE ARGS...        runs EXE with the standard handles inherited and waits; then
 //!                              prints `exit=N` (its full 32-bit exit code) as the last line
 //!                              of stderr and exits 0 (2 when EXE cannot be started)
+//! probe break-after MS EXE ARGS...
+//!                              runs EXE in a new process group, sends that group
+//!                              Ctrl-Break after MS milliseconds, waits, and prints `exit=N`
+//!                              as `run` does (Windows only: Wine delivers no Ctrl-Break)
 //! probe stdin-copy             copies stdin to stdout
 //! probe spew BYTES             writes BYTES bytes to stdout: lines of 63 `x` and a newline
 //! ```
@@ -99,6 +103,7 @@ fn main() {
             }
         }
         ["run", exe, rest @ ..] => run(exe, rest),
+        ["break-after", ms, exe, rest @ ..] => break_after(number(ms), exe, rest),
         ["stdin-copy"] => {
             let copied = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::stdout().lock());
             if let Err(e) = copied {
@@ -211,6 +216,36 @@ fn run(exe: &str, args: &[&str]) -> u32 {
             eprintln!("run: cannot start {exe}: {e}");
             2
         }
+    }
+}
+
+/// `break-after MS EXE ARGS...`: EXE in a new process group, Ctrl-Break to that group after
+/// MS milliseconds; `exit=N` on stderr, then 0.
+fn break_after(ms: u64, exe: &str, args: &[&str]) -> u32 {
+    use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, GenerateConsoleCtrlEvent};
+    use windows_sys::Win32::System::Threading::CREATE_NEW_PROCESS_GROUP;
+    let mut child = match Command::new(exe)
+        .args(args)
+        .creation_flags(CREATE_NEW_PROCESS_GROUP)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!("break-after: cannot start {exe}: {e}");
+            return 2;
+        }
+    };
+    std::thread::sleep(Duration::from_millis(ms));
+    // SAFETY: plain values; the group is the child's, whose id is its pid.
+    if unsafe { GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, child.id()) } == FALSE {
+        eprintln!("break-after: GenerateConsoleCtrlEvent failed");
+    }
+    match child.wait() {
+        Ok(status) => {
+            eprintln!("exit={}", status.code().unwrap_or(-1) as u32);
+            0
+        }
+        Err(e) => fail(&format!("break-after: {e}")),
     }
 }
 
