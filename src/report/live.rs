@@ -188,16 +188,31 @@ impl Countdown {
     }
 }
 
+/// Whether retry may draw on stderr's console, on Windows: when the console takes the escape
+/// sequences the countdown redraws with (`ENABLE_VIRTUAL_TERMINAL_PROCESSING`, switched on
+/// here if it was off, as cargo does; a console too old for it gets no countdown). A console
+/// has no foreground group.
+/// <https://learn.microsoft.com/en-us/windows/console/console-virtual-terminal-sequences>
+#[cfg(windows)]
+fn foreground() -> bool {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::System::Console::{
+        ENABLE_VIRTUAL_TERMINAL_PROCESSING, GetConsoleMode, SetConsoleMode,
+    };
+    let handle = std::io::stderr().as_raw_handle() as windows_sys::Win32::Foundation::HANDLE;
+    let mut mode = 0u32;
+    // SAFETY: stderr's handle and a pointer to a u32; a handle that is no console fails.
+    if unsafe { GetConsoleMode(handle, &raw mut mode) } == 0 {
+        return false;
+    }
+    mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING != 0
+        // SAFETY: the same handle, with its mode plus one flag.
+        || unsafe { SetConsoleMode(handle, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING) } != 0
+}
+
 /// Whether retry may draw on stderr's terminal: its process group is the terminal's
 /// foreground group, or the terminal is not retry's controlling one (`tcgetpgrp` fails: no
 /// job control there). git's `progress.c` (`is_foreground_fd`) decides so.
-/// On Windows a console has no foreground group: always.
-#[cfg(windows)]
-fn foreground() -> bool {
-    true
-}
-
-/// (See the Windows item.)
 #[cfg(unix)]
 fn foreground() -> bool {
     use std::os::fd::AsFd;
@@ -272,14 +287,13 @@ impl Live {
     }
 }
 
-/// The columns of stderr's terminal (80 when it cannot be told).
-/// On Windows: 80 (the countdown keeps to it).
+/// The columns of stderr's console on Windows: 80 (the countdown keeps to it).
 #[cfg(windows)]
 fn width() -> usize {
     80
 }
 
-/// (See the Windows item.)
+/// The columns of stderr's terminal (80 when it cannot be told).
 #[cfg(unix)]
 fn width() -> usize {
     // TIOCGWINSZ on stderr.
