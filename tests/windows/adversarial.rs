@@ -9,6 +9,18 @@
 //!
 //! Under Wine a timed-out attempt gets no Ctrl-Break (Wine 8 delivers no CTRL_BREAK_EVENT), so
 //! its job is terminated after `--kill-after`: 137 where Windows gives 124 ([`timed_out`]).
+//!
+//! Failing under Wine when written (2026-11-26, Wine 8.0), each a finding left failing:
+//! - the process storm, stopped by `-t` or `--deadline`: retry does not end (45 s and more).
+//!   A process Wine was creating when the job was terminated stays half-started (its `wine64`
+//!   blocked in its first server request) and counted in the job, and retry's wait for what is
+//!   left (`stop_leftovers`, until `rest_alive` is false) has no bound on Windows;
+//! - `--replay-stdin` with no stdin handle at all: 125 ("cannot read stdin for --replay-stdin:
+//!   Invalid handle"), where Unix runs the attempts with the closed stdin;
+//! - a command line that outgrows 32767 characters once retry has found the program's full
+//!   path: 127 ("File not found") under Wine, or at a few characters less the attempt runs
+//!   with its argument cut (0); Windows refuses it with error 206, which retry reports as its
+//!   own failure (125). Expected: 126, not runnable, never a cut argument.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
