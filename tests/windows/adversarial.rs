@@ -154,9 +154,10 @@ fn storm_is_stopped(b: &Bench, flags: &[&str], stop: u64) {
     );
     let started = std::fs::read_dir(&dir).unwrap().count();
     let Some(r) = run else {
+        let said = std::fs::read_to_string(tmp.path().join("stderr")).unwrap_or_default();
         panic!(
             "{flags:?}: retry had not ended {HUNG:?} after its start ({started} processes of \
-             the tree started; still running: {:?})",
+             the tree started; still running: {:?}); its stderr so far:\n{said}",
             alive_in(b, &dir)
         );
     };
@@ -180,14 +181,14 @@ fn storm_is_stopped(b: &Bench, flags: &[&str], stop: u64) {
 #[ignore = "runs under Wine: .ci/windows test"]
 fn adversarial_a_tree_that_spawns_faster_than_it_is_killed_is_stopped_by_a_timeout() {
     let Some(b) = bench() else { return };
-    storm_is_stopped(b, &["-t", "2s", "--kill-after", "1s", "-n", "0"], 2);
+    storm_is_stopped(b, &["-v", "-t", "2s", "--kill-after", "1s", "-n", "0"], 2);
 }
 
 #[test]
 #[ignore = "runs under Wine: .ci/windows test"]
 fn adversarial_a_tree_that_spawns_faster_than_it_is_killed_is_stopped_by_the_deadline() {
     let Some(b) = bench() else { return };
-    storm_is_stopped(b, &["-d", "3s", "--kill-after", "1s", "-b", "0"], 3);
+    storm_is_stopped(b, &["-v", "-d", "3s", "--kill-after", "1s", "-b", "0"], 3);
 }
 
 // --- An attempt that detaches, then exits 0 ------------------------------------------------
