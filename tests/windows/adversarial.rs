@@ -11,7 +11,9 @@
 //! its job is terminated after `--kill-after`: 137 where Windows gives 124 ([`timed_out`]).
 //!
 //! Failing under Wine when written (2026-11-26, Wine 8.0), each a finding left failing:
-//! - the process storm, stopped by `-t` or `--deadline`: retry does not end (45 s and more).
+//! - the process storm, stopped by `-t` or `--deadline`: now and then (2 of 2 runs with the
+//!   suite in parallel, 1 of 6 and 1 of 8 alone or beside the huge-output tests, more often
+//!   on a loaded machine) retry does not end (45 s and more; once by hand, 10 minutes).
 //!   A process Wine was creating when the job was terminated stays half-started (its `wine64`
 //!   blocked in its first server request) and counted in the job, and retry's wait for what is
 //!   left (`stop_leftovers`, until `rest_alive` is false) has no bound on Windows;
