@@ -197,6 +197,22 @@ impl Bench {
         }
     }
 
+    /// probe.exe run directly with `args` (stdout piped, stderr to the test's), its stdout once
+    /// it exited 0 (it must, within [`HANG_LIMIT`]).
+    pub fn probe_output(&self, args: &[&str]) -> String {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        let mut child = self
+            .command(&self.probe, &args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("probe.exe starts");
+        let out = reader(child.stdout.take().expect("piped"));
+        let status = wait_with_limit(&mut child, Instant::now() + HANG_LIMIT);
+        let stdout = collect(&out, Instant::now() + Duration::from_secs(10));
+        assert_eq!(status, Some(0), "probe {args:?}: {stdout}");
+        stdout
+    }
+
     /// Waits until process `pid` has ended, up to `limit`; whether it has.
     pub fn gone_within(&self, pid: u32, limit: Duration) -> bool {
         let end = Instant::now() + limit;
@@ -244,8 +260,8 @@ pub struct Retry<'a> {
     env: Vec<(String, OsString)>,
     path_dir: Option<PathBuf>,
     stdin: Option<Vec<u8>>,
-    /// The probe.exe subcommand that starts retry.exe and reports its code: `run`, or
-    /// `break-after MS`.
+    /// The probe.exe subcommand that starts retry.exe and reports its code: `run`,
+    /// `run-io STDIN STDOUT` or `break-after MS`.
     parent: Vec<OsString>,
 }
 
@@ -311,6 +327,14 @@ impl Retry<'_> {
         self
     }
 
+    /// Starts retry.exe (under [`Retry::run`]) with its stdin `inherit`, `nul` or `closed` (no
+    /// handle at all) and its stdout `inherit` or `nul` as Windows programs see them, through
+    /// `probe run-io`.
+    pub fn io(mut self, stdin: &'static str, stdout: &'static str) -> Self {
+        self.parent = vec!["run-io".into(), stdin.into(), stdout.into()];
+        self
+    }
+
     /// The command: `probe run retry.exe ARGS` when `through_probe`, else retry.exe itself.
     fn command(&self, through_probe: bool) -> Command {
         let b = self.bench;
@@ -348,6 +372,55 @@ impl Retry<'_> {
             .stderr(Stdio::null())
             .spawn()
             .expect("retry.exe starts")
+    }
+
+    /// Runs retry.exe under `probe run` with its stdout and stderr written to the files `out`
+    /// and `err` (not pipes: a process that keeps them open cannot hold the test), and collects
+    /// it; `None` when it had not ended after `limit` (`probe run` is then killed, and what it
+    /// started left to the caller).
+    pub fn run_to_files(self, out: &Path, err: &Path, limit: Duration) -> Option<Run> {
+        let mut cmd = self.command(true);
+        cmd.stdout(std::fs::File::create(out).expect("stdout file"))
+            .stderr(std::fs::File::create(err).expect("stderr file"));
+        let start = Instant::now();
+        let mut child = cmd.spawn().expect("probe.exe starts");
+        let end = start + limit;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if Instant::now() > end {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let elapsed = start.elapsed();
+        let text = |path: &Path| {
+            String::from_utf8_lossy(&std::fs::read(path).expect("output file"))
+                .replace("\r\n", "\n")
+        };
+        let (stdout, stderr) = (text(out), text(err));
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "probe run failed:\n{stdout}\n{stderr}"
+        );
+        let (stderr, last) = match stderr.trim_end_matches('\n').rsplit_once('\n') {
+            Some((rest, last)) => (format!("{rest}\n"), last.to_string()),
+            None => (String::new(), stderr.trim_end_matches('\n').to_string()),
+        };
+        let code = last
+            .strip_prefix("exit=")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no exit=N last on stderr:\n{stdout}\n{stderr}{last}"));
+        Some(Run {
+            code,
+            stdout,
+            stderr,
+            elapsed,
+        })
     }
 
     /// Runs retry.exe to its end under `probe run` and collects it; panics after

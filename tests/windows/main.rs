@@ -1,7 +1,8 @@
 //! The Windows suite: retry.exe, built for x86_64-pc-windows-gnu, driven through probe.exe
 //! (tests/windows/probe) and `cmd /C`, under Wine on Linux (`.ci/windows test`) or natively on
 //! Windows. A module per concern: exit statuses and launches ([`statuses`]), the clocks and
-//! what a stop ends ([`stopping`]), and the features around an attempt ([`features`]).
+//! what a stop ends ([`stopping`]), the features around an attempt ([`features`]), and the
+//! adversarial pass of issue 33 ([`adversarial`]).
 //!
 //! Every test is `#[ignore]`d: a plain `cargo test` has neither Wine nor the .exe files, and
 //! lists them as ignored. `.ci/windows test` builds what they need and runs them with
@@ -16,6 +17,7 @@ mod bench;
 #[path = "../common/tools.rs"]
 mod tools;
 
+mod adversarial;
 mod features;
 mod statuses;
 mod stopping;

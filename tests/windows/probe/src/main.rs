@@ -28,7 +28,27 @@
 //!                              Ctrl-Break after MS milliseconds, waits, and prints `exit=N`
 //!                              as `run` does (Windows only: Wine delivers no Ctrl-Break)
 //! probe stdin-copy             copies stdin to stdout
-//! probe spew BYTES             writes BYTES bytes to stdout: lines of 63 `x` and a newline
+//! probe storm DIR MAX          records itself in DIR (a file named by its pid holding its
+//!                              creation time), then forever: while DIR holds fewer than MAX
+//!                              records, starts another `probe storm DIR MAX` without waiting;
+//!                              after that, starts and waits for `probe exit 0` in a loop (so
+//!                              the tree keeps starting processes while it is being ended, yet
+//!                              never holds more than about 2 * MAX)
+//! probe alive-in DIR           prints the pid of every process recorded in DIR (by `storm` or
+//!                              `pid-sleep`) that is still running, the same process (its
+//!                              creation time checked, so a reused pid does not count); exits 0
+//! probe kill-in DIR            terminates every process recorded in DIR still running (a test's
+//!                              cleanup after a failure); exits 0
+//! probe pid-sleep FILE SECS    records itself in FILE as `storm` does, then sleeps SECS
+//! probe detach-keep PIDFILE SECS
+//!                              as `detach`, but the sleeper keeps this process's standard
+//!                              handles (it holds the caller's pipes open)
+//! probe spew BYTES [LAST]      writes BYTES bytes of 100-byte lines (99 `x` and `\n`; the last
+//!                              line shorter) to stdout, then LAST and `\n` when given
+//! probe wait-file FILE SECS    waits until FILE exists (up to SECS): exits 0, or 1 if it does not
+//! probe run-io STDIN STDOUT EXE ARGS...
+//!                              as `run`, with EXE's stdin `inherit`, `nul` or `closed` (no
+//!                              handle at all) and its stdout `inherit` or `nul`
 //! ```
 //!
 //! A pid file is written whole under another name and renamed, so that a test polling for it
@@ -45,11 +65,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use windows_sys::Win32::Foundation::{CloseHandle, FALSE, STILL_ACTIVE, TRUE};
-use windows_sys::Win32::System::Console::SetConsoleCtrlHandler;
+use windows_sys::Win32::Foundation::{CloseHandle, FALSE, FILETIME, HANDLE, STILL_ACTIVE, TRUE};
+use windows_sys::Win32::System::Console::{STD_INPUT_HANDLE, SetConsoleCtrlHandler, SetStdHandle};
 use windows_sys::Win32::System::Threading::{
-    CREATE_BREAKAWAY_FROM_JOB, DETACHED_PROCESS, GetExitCodeProcess, OpenProcess,
-    PROCESS_QUERY_LIMITED_INFORMATION,
+    CREATE_BREAKAWAY_FROM_JOB, DETACHED_PROCESS, GetCurrentProcess, GetExitCodeProcess,
+    GetProcessTimes, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_TERMINATE,
+    TerminateProcess,
 };
 
 fn main() {
@@ -111,10 +132,52 @@ fn main() {
             }
             0
         }
-        ["spew", bytes] => {
-            spew(number(bytes));
+        ["storm", dir, max] => storm(Path::new(dir), number::<usize>(max)),
+        ["alive-in", dir] => {
+            for (pid, _) in recorded(Path::new(dir)).filter(|&(pid, made)| same_alive(pid, made)) {
+                println!("{pid}");
+            }
             0
         }
+        ["kill-in", dir] => {
+            for (pid, made) in recorded(Path::new(dir)) {
+                kill_same(pid, made);
+            }
+            0
+        }
+        ["pid-sleep", file, secs] => {
+            record_self(Path::new(file));
+            sleep(secs);
+            0
+        }
+        ["detach-keep", pidfile, secs] => {
+            let flags = DETACHED_PROCESS | CREATE_BREAKAWAY_FROM_JOB;
+            let (child, how) = match try_spawn_keeping(secs, flags) {
+                Ok(child) => (child, "breakaway"),
+                Err(_) => match try_spawn_keeping(secs, DETACHED_PROCESS) {
+                    Ok(child) => (child, "in job"),
+                    Err(e) => fail(&format!("cannot start a sleeper: {e}")),
+                },
+            };
+            write_pid(pidfile, child.id());
+            eprintln!("detach-keep: {how}");
+            0
+        }
+        ["spew", bytes] => spew(number::<u64>(bytes), None),
+        ["spew", bytes, last] => spew(number::<u64>(bytes), Some(last)),
+        ["wait-file", file, secs] => {
+            let end = std::time::Instant::now() + Duration::from_secs_f64(number(secs));
+            loop {
+                if Path::new(file).exists() {
+                    break 0;
+                }
+                if std::time::Instant::now() > end {
+                    break 1;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        ["run-io", stdin, stdout, exe, rest @ ..] => run_io(stdin, stdout, exe, rest),
         _ => usage(),
     };
     let _ = std::io::stdout().flush();
@@ -219,6 +282,198 @@ fn run(exe: &str, args: &[&str]) -> u32 {
     }
 }
 
+/// A process's creation time (100 ns since 1601), or `None` when it cannot be opened or has
+/// ended.
+fn creation_if_running(pid: u32) -> Option<u64> {
+    // SAFETY: OpenProcess takes plain values; the handle it returns is checked, then closed.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
+        if handle.is_null() {
+            return None;
+        }
+        let made = creation(handle);
+        let mut code = 0u32;
+        let queried = GetExitCodeProcess(handle, &mut code);
+        CloseHandle(handle);
+        (queried != FALSE && code == STILL_ACTIVE as u32).then_some(made?)
+    }
+}
+
+/// The creation time of the process `handle` names.
+///
+/// # Safety
+/// `handle` must be a valid process handle with query access.
+unsafe fn creation(handle: HANDLE) -> Option<u64> {
+    let zero = FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    let (mut made, mut exited, mut kernel, mut user) = (zero, zero, zero, zero);
+    // SAFETY: the caller's valid handle, and four FILETIMEs to write.
+    let ok = unsafe { GetProcessTimes(handle, &mut made, &mut exited, &mut kernel, &mut user) };
+    (ok != FALSE).then(|| (u64::from(made.dwHighDateTime) << 32) | u64::from(made.dwLowDateTime))
+}
+
+/// Records this process in `file`: its creation time, written whole (through a file beside it,
+/// renamed). `storm` names the file by its pid in its directory.
+fn record_self(file: &Path) {
+    // SAFETY: the pseudo-handle of this process is always valid.
+    let made = unsafe { creation(GetCurrentProcess()) }.unwrap_or(0);
+    let partial = file.with_extension("partial");
+    let text = format!("{} {made}", std::process::id());
+    let written = std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, file));
+    if let Err(e) = written {
+        fail(&format!("{}: {e}", file.display()));
+    }
+}
+
+/// The records in `dir` (files `storm` or `pid-sleep` wrote): (pid, creation time).
+fn recorded(dir: &Path) -> impl Iterator<Item = (u32, u64)> {
+    let entries =
+        std::fs::read_dir(dir).unwrap_or_else(|e| fail(&format!("{}: {e}", dir.display())));
+    entries.filter_map(|entry| {
+        let path = entry.ok()?.path();
+        if path.extension().is_some_and(|e| e == "partial") {
+            return None;
+        }
+        let text = std::fs::read_to_string(path).ok()?;
+        let (pid, made) = text.trim().split_once(' ')?;
+        Some((pid.parse().ok()?, made.parse().ok()?))
+    })
+}
+
+/// Whether process `pid` is running and is the one created at `made`.
+fn same_alive(pid: u32, made: u64) -> bool {
+    creation_if_running(pid) == Some(made)
+}
+
+/// Terminates process `pid` if it is the one created at `made`.
+fn kill_same(pid: u32, made: u64) {
+    if !same_alive(pid, made) {
+        return;
+    }
+    // SAFETY: OpenProcess takes plain values; the handle it returns is checked, then closed.
+    unsafe {
+        let handle = OpenProcess(
+            PROCESS_TERMINATE | PROCESS_QUERY_LIMITED_INFORMATION,
+            FALSE,
+            pid,
+        );
+        if !handle.is_null() {
+            if creation(handle) == Some(made) {
+                TerminateProcess(handle, 1);
+            }
+            CloseHandle(handle);
+        }
+    }
+}
+
+/// `storm DIR MAX`: see the usage at the top.
+fn storm(dir: &Path, max: usize) -> u32 {
+    record_self(&dir.join(std::process::id().to_string()));
+    let me = std::env::current_exe().unwrap_or_else(|e| fail(&format!("current_exe: {e}")));
+    let dir_text = dir.to_string_lossy().into_owned();
+    let max_text = max.to_string();
+    loop {
+        let count = std::fs::read_dir(dir).map_or(max, |entries| entries.count());
+        let mut command = Command::new(&me);
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if count < max {
+            command.args(["storm", &dir_text, &max_text]);
+            // Not waited for: its handle is dropped, it runs on.
+            let _ = command.spawn();
+        } else {
+            command.args(["exit", "0"]);
+            if let Ok(mut child) = command.spawn() {
+                let _ = child.wait();
+            } else {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+/// `probe sleep SECS` started with the creation flags `flags`, keeping this process's
+/// standard handles.
+fn try_spawn_keeping(secs: &str, flags: u32) -> std::io::Result<std::process::Child> {
+    let me = std::env::current_exe()?;
+    Command::new(me)
+        .args(["sleep", secs])
+        .creation_flags(flags)
+        .spawn()
+}
+
+/// `spew BYTES [LAST]`: see the usage at the top.
+fn spew(bytes: u64, last: Option<&str>) -> u32 {
+    let mut line = [b'x'; 100];
+    line[99] = b'\n';
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut left = bytes;
+    while left > 0 {
+        let take = left.min(100) as usize;
+        let chunk = if take == 100 {
+            &line[..]
+        } else {
+            // A shorter last line, still ending in a newline.
+            line[take - 1] = b'\n';
+            &line[100 - take..]
+        };
+        if let Err(e) = out.write_all(chunk) {
+            fail(&format!("spew: {e}"));
+        }
+        left -= take as u64;
+    }
+    if let Some(last) = last
+        && let Err(e) = writeln!(out, "{last}")
+    {
+        fail(&format!("spew: {e}"));
+    }
+    if let Err(e) = out.flush() {
+        fail(&format!("spew: {e}"));
+    }
+    0
+}
+
+/// `run-io STDIN STDOUT EXE ARGS...`: `run` with EXE's stdin and stdout as asked.
+fn run_io(stdin: &str, stdout: &str, exe: &str, args: &[&str]) -> u32 {
+    let mut command = Command::new(exe);
+    command.args(args);
+    match stdin {
+        "inherit" => {}
+        "nul" => {
+            command.stdin(Stdio::null());
+        }
+        "closed" => {
+            // std passes a null standard handle on as null: EXE starts with no stdin at all.
+            // SAFETY: sets this process's standard input handle to null; nothing here reads it.
+            if unsafe { SetStdHandle(STD_INPUT_HANDLE, std::ptr::null_mut()) } == FALSE {
+                fail("SetStdHandle failed");
+            }
+        }
+        _ => return usage(),
+    }
+    match stdout {
+        "inherit" => {}
+        "nul" => {
+            command.stdout(Stdio::null());
+        }
+        _ => return usage(),
+    }
+    match command.status() {
+        Ok(status) => {
+            eprintln!("exit={}", status.code().unwrap_or(-1) as u32);
+            0
+        }
+        Err(e) => {
+            eprintln!("run-io: cannot start {exe}: {e}");
+            2
+        }
+    }
+}
+
 /// `break-after MS EXE ARGS...`: EXE in a new process group, Ctrl-Break to that group after
 /// MS milliseconds; `exit=N` on stderr, then 0.
 fn break_after(ms: u64, exe: &str, args: &[&str]) -> u32 {
@@ -249,20 +504,6 @@ fn break_after(ms: u64, exe: &str, args: &[&str]) -> u32 {
     }
 }
 
-/// `spew BYTES`: BYTES bytes of 64-byte lines (63 `x` and a newline; the last one cut short).
-fn spew(mut bytes: u64) {
-    let line = [b"x".repeat(63), b"\n".to_vec()].concat();
-    let block = line.repeat(1024);
-    let mut out = std::io::stdout().lock();
-    while bytes > 0 {
-        let n = bytes.min(block.len() as u64) as usize;
-        if let Err(e) = out.write_all(&block[..n]) {
-            fail(&format!("spew: {e}"));
-        }
-        bytes -= n as u64;
-    }
-}
-
 /// Sleeps `secs` seconds (a decimal number).
 fn sleep(secs: &str) {
     let secs: f64 = number(secs);
@@ -286,6 +527,8 @@ fn usage() -> u32 {
     fail(
         "usage: probe exit N | sleep SECS | print TEXT | eprint TEXT | env NAME | \
          fail-until N FILE | grandchild PIDFILE SECS | detach PIDFILE [SECS] | \
-         ignore-break SECS | alive PID | run EXE ARGS... | stdin-copy | spew BYTES",
+         ignore-break SECS | alive PID | run EXE ARGS... | break-after MS EXE ARGS... | stdin-copy | storm DIR MAX | \
+         alive-in DIR | kill-in DIR | pid-sleep FILE SECS | detach-keep PIDFILE SECS | \
+         spew BYTES [LAST] | wait-file FILE SECS | run-io STDIN STDOUT EXE ARGS...",
     )
 }
