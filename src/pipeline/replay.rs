@@ -51,6 +51,9 @@ fn record(mut stdin: File, spool: &Spool) -> Result<(), String> {
                 os::wait_stdin(&stdin);
                 continue;
             }
+            // No stdin at all (Windows: no handle was given): nothing to replay, as a closed
+            // stdin on Unix.
+            Err(e) if os::no_stdin(&e) => return Ok(()),
             Err(e) => return Err(format!("cannot read stdin for --replay-stdin: {e}")),
         };
         if let Err(e) = spool.append(&buf[..n]) {

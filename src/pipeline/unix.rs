@@ -59,6 +59,12 @@ pub fn keep_rest(file: File) -> Option<Source> {
     Some(file.into())
 }
 
+/// Whether a read of stdin failed because there is none: never on Unix (a closed stdin is
+/// noted at start and never recorded).
+pub fn no_stdin(_e: &io::Error) -> bool {
+    false
+}
+
 /// Waits until a non-blocking stdin (a parent may leave `O_NONBLOCK` set) is readable.
 pub fn wait_stdin(stdin: &File) {
     let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];

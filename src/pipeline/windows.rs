@@ -71,6 +71,12 @@ pub fn wait_stdin(_stdin: &File) {
     std::thread::sleep(NAP);
 }
 
+/// Whether a read of stdin failed because there is none: a process started without a stdin
+/// handle reads it as `ERROR_INVALID_HANDLE`.
+pub fn no_stdin(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(windows_sys::Win32::Foundation::ERROR_INVALID_HANDLE as i32)
+}
+
 /// The bytes waiting in pipe `file`; `None` when it cannot be asked (the writers closed it,
 /// or it is not a pipe).
 fn waiting(file: &File) -> Option<usize> {

@@ -17,8 +17,9 @@ use std::io;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle, RawHandle};
 use std::os::windows::process::CommandExt;
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
-use windows_sys::Win32::Foundation::{ERROR_BAD_EXE_FORMAT, HANDLE};
+use windows_sys::Win32::Foundation::{ERROR_BAD_EXE_FORMAT, ERROR_FILENAME_EXCED_RANGE, HANDLE};
 use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, GenerateConsoleCtrlEvent};
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
     CreateToolhelp32Snapshot, TH32CS_SNAPTHREAD, THREADENTRY32, Thread32First, Thread32Next,
@@ -36,6 +37,14 @@ use windows_sys::Win32::System::Threading::{
 use super::lookup::find_program;
 use super::spawned::{LaunchError, Piped, Spawned};
 use crate::signal_names::{BREAK, INTERRUPT, KILL};
+
+/// How long, after retry terminated a job, it looks at the job's count of processes for them to
+/// be gone; past it, what is still counted (Wine leaves a process caught being created counted
+/// for good) is left to the job's handle, which ends it when the attempt is dropped.
+const TERMINATION_WAIT: Duration = Duration::from_secs(2);
+
+/// The longest command line Windows takes, in UTF-16 units (`CreateProcessW`).
+const COMMAND_LINE_MAX: usize = 32_767;
 
 /// The exit code every process of a terminated job gets: 137, the status a Unix shell gives a
 /// death by KILL, which is what retry reports for it.
@@ -73,8 +82,8 @@ pub enum Ended {
 pub struct Attempt {
     child: RefCell<Child>,
     job: OwnedHandle,
-    /// retry terminated the job.
-    terminated: Cell<bool>,
+    /// retry terminated the job: when it first did.
+    terminated: Cell<Option<Instant>>,
 }
 
 impl Attempt {
@@ -111,7 +120,9 @@ impl Attempt {
     /// by `TerminateJobObject`, which ends every process in the job whatever its group.
     pub fn signal_tree(&self, signal: i32) {
         if signal == KILL {
-            self.terminated.set(true);
+            if self.terminated.get().is_none() {
+                self.terminated.set(Some(Instant::now()));
+            }
             // SAFETY: a job handle this attempt owns.
             unsafe { TerminateJobObject(self.job.as_raw_handle() as HANDLE, TERMINATED) };
         } else if signal == INTERRUPT || signal == BREAK {
@@ -138,8 +149,16 @@ impl Attempt {
         alive
     }
 
-    /// After the attempt's own process ended: whether any process of its job is still running.
+    /// After the attempt's own process ended: whether any process of its job is still running
+    /// (no longer asked [`TERMINATION_WAIT`] after retry terminated the job).
     pub fn rest_alive(&self) -> bool {
+        if self
+            .terminated
+            .get()
+            .is_some_and(|at| at.elapsed() >= TERMINATION_WAIT)
+        {
+            return false;
+        }
         let mut info: JOBOBJECT_BASIC_ACCOUNTING_INFORMATION =
             // SAFETY: a plain C struct, all zeroes valid.
             unsafe { std::mem::zeroed() };
@@ -161,7 +180,7 @@ impl Attempt {
         let status = self.child.borrow_mut().try_wait().ok()??;
         // `code` is the whole 32-bit exit code, as an i32.
         let code = status.code().map_or(TERMINATED, |c| c as u32);
-        Some(if self.terminated.get() && code == TERMINATED {
+        Some(if self.terminated.get().is_some() && code == TERMINATED {
             Ended::Signaled(KILL)
         } else {
             Ended::Exited(code)
@@ -212,6 +231,20 @@ pub fn spawn(
         return Err(LaunchError::Command(io::Error::new(
             io::ErrorKind::PermissionDenied,
             "is a directory",
+        )));
+    }
+    // A lower bound of the command line std builds (each word, a space): one past the limit
+    // would be cut or refused by Windows in its own words.
+    let line: usize = std::iter::once(program.as_os_str())
+        .chain(argv[1..].iter().map(OsString::as_os_str))
+        .map(|word| std::os::windows::ffi::OsStrExt::encode_wide(word).count() + 1)
+        .sum();
+    if line > COMMAND_LINE_MAX {
+        return Err(LaunchError::Command(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "its command line is longer than Windows allows ({COMMAND_LINE_MAX} characters)"
+            ),
         )));
     }
     let mut command = Command::new(program);
@@ -294,6 +327,7 @@ fn start(mut command: Command) -> Result<Attempt, LaunchError> {
     let child = command.spawn().map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound
             || e.raw_os_error() == Some(ERROR_BAD_EXE_FORMAT as i32)
+            || e.raw_os_error() == Some(ERROR_FILENAME_EXCED_RANGE as i32)
             || e.kind() == io::ErrorKind::PermissionDenied
         {
             LaunchError::Command(e)
@@ -304,7 +338,7 @@ fn start(mut command: Command) -> Result<Attempt, LaunchError> {
     let attempt = Attempt {
         child: RefCell::new(child),
         job,
-        terminated: Cell::new(false),
+        terminated: Cell::new(None),
     };
     let process = attempt.child.borrow().as_raw_handle() as HANDLE;
     // SAFETY: valid job and process handles.
