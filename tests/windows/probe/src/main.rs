@@ -414,13 +414,8 @@ fn spew(bytes: u64, last: Option<&str>) -> u32 {
     let mut left = bytes;
     while left > 0 {
         let take = left.min(100) as usize;
-        let chunk = if take == 100 {
-            &line[..]
-        } else {
-            // A shorter last line, still ending in a newline.
-            line[take - 1] = b'\n';
-            &line[100 - take..]
-        };
+        // A shorter last line is the end of a whole one: `x`s, then the newline.
+        let chunk = &line[100 - take..];
         if let Err(e) = out.write_all(chunk) {
             fail(&format!("spew: {e}"));
         }
