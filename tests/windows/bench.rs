@@ -356,9 +356,21 @@ impl Retry<'_> {
         let err = reader(child.stderr.take().expect("piped"));
         let status = wait_with_limit(&mut child, start + HANG_LIMIT);
         let elapsed = start.elapsed();
+        // A process that inherited a pipe and outlived retry.exe holds it open.
         let end = Instant::now() + Duration::from_secs(10);
-        let stdout = collect(&out, end);
-        let stderr = collect(&err, end);
+        let (stdout, stderr) = match (collect(&out, end), collect(&err, end)) {
+            (Some(stdout), Some(stderr)) => (stdout, stderr),
+            (stdout, stderr) => panic!(
+                "retry.exe {:?} ended ({status:?} after {elapsed:?}) but its {} still open 10 s \
+                 later: a process that inherited it outlived retry.exe",
+                self.args,
+                match (&stdout, &stderr) {
+                    (None, None) => "stdout and stderr were",
+                    (None, _) => "stdout was",
+                    _ => "stderr was",
+                }
+            ),
+        };
         assert_eq!(status, Some(0), "probe run failed:\n{stdout}\n{stderr}");
         let (stderr, last) = match stderr.trim_end_matches('\n').rsplit_once('\n') {
             Some((rest, last)) => (format!("{rest}\n"), last.to_string()),
@@ -388,11 +400,10 @@ fn reader(mut from: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<Str
     receive
 }
 
-/// What a [`reader`] read, waited for until `end` (a leftover process holding the pipe).
-fn collect(from: &std::sync::mpsc::Receiver<String>, end: Instant) -> String {
-    let left = end.saturating_duration_since(Instant::now());
-    from.recv_timeout(left)
-        .unwrap_or_else(|_| panic!("an output pipe was still open {left:?} after the end"))
+/// What a [`reader`] read, waited for until `end`; `None` if the pipe was still open then.
+fn collect(from: &std::sync::mpsc::Receiver<String>, end: Instant) -> Option<String> {
+    from.recv_timeout(end.saturating_duration_since(Instant::now()))
+        .ok()
 }
 
 /// `child`'s exit code, waited for until `end`, when it is killed and the test fails.

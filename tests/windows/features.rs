@@ -1,8 +1,8 @@
 //! The features around an attempt, on Windows: hooks run by `cmd.exe /C`, `--log-format json`,
 //! the GitHub Actions folds, annotation and step outputs, `--stdout-on-success`,
-//! `--replay-stdin`, `--lock` held by another run (75), and 64 MiB of output passed through.
-//! The Unix side is in tests/cli/hooks.rs, events.rs, folds.rs, github.rs, pipeline.rs and
-//! lock.rs.
+//! `--replay-stdin`, `--chronic`, `--lock` held by another run (75), and 64 MiB of output passed
+//! through. The Unix side is in tests/cli/hooks.rs, events.rs, folds.rs, github.rs, pipeline.rs,
+//! chronic.rs and lock.rs.
 
 use std::time::Duration;
 
@@ -182,4 +182,25 @@ fn huge_output_passes_through_whole() {
     assert_eq!(r.stdout.len(), size, "{}", r.stderr);
     let line = format!("{}\n", "x".repeat(63));
     assert!(r.stdout.as_bytes().chunks(64).all(|c| c == line.as_bytes()));
+}
+
+#[test]
+#[ignore = "runs under Wine: .ci/windows test"]
+fn chronic_prints_nothing_on_success_and_everything_on_failure() {
+    let Some(b) = bench() else { return };
+    let flags = ["--chronic", "-b", "0", "-n", "1"];
+    let r = retry(b, &b.probe_args(&flags, &["print", "quiet"])).run();
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    let dir = tempfile::tempdir().unwrap();
+    let count = b.win(&dir.path().join("count"));
+    let r = retry(b, &b.probe_args(&flags, &["fail-until", "100", &count])).run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.stdout, "run 1\nrun 2\n", "{r:?}");
+    let lines = r.lines();
+    assert_eq!(lines.len(), 3, "{r:?}");
+    assert!(lines[0].contains("attempt 1 of 2"), "{r:?}");
+    assert!(
+        lines[2].starts_with("retry: gave up after 2 attempts"),
+        "{r:?}"
+    );
 }
