@@ -47,10 +47,14 @@ pub fn bench() -> Option<&'static Bench> {
         return None;
     }
     static BENCH: OnceLock<Bench> = OnceLock::new();
-    Some(BENCH.get_or_init(|| Bench {
-        retry: var_path(EXE_VARIABLE).expect("checked"),
-        probe: var_path(PROBE_VARIABLE).expect("checked"),
-        wine: cfg!(unix).then(wine_loader),
+    Some(BENCH.get_or_init(|| {
+        let bench = Bench {
+            retry: var_path(EXE_VARIABLE).expect("checked"),
+            probe: var_path(PROBE_VARIABLE).expect("checked"),
+            wine: cfg!(unix).then(wine_loader),
+        };
+        bench.start_wine();
+        bench
     }))
 }
 
@@ -181,6 +185,23 @@ impl Bench {
         cmd.args(args).stdin(Stdio::null());
         clear_outside_env(&mut cmd);
         cmd
+    }
+
+    /// Under Wine, one program with the null device for its standard handles, before any test's:
+    /// the first Windows program a wineserver runs starts Wine's system processes
+    /// (services.exe, explorer.exe, ...), which live as long as the server and keep the handles
+    /// they inherited; a test's pipe would stay open after its run (`.ci/windows test` does the
+    /// same before the suite).
+    fn start_wine(&self) {
+        if self.under_wine() {
+            let status = self
+                .command(&self.probe, &["exit".into(), "0".into()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("probe.exe starts under Wine");
+            assert!(status.success(), "probe.exe under Wine: {status}");
+        }
     }
 
     /// Whether process `pid` (a Windows pid) is running, by `probe alive`.
