@@ -47,10 +47,14 @@ pub fn bench() -> Option<&'static Bench> {
         return None;
     }
     static BENCH: OnceLock<Bench> = OnceLock::new();
-    Some(BENCH.get_or_init(|| Bench {
-        retry: var_path(EXE_VARIABLE).expect("checked"),
-        probe: var_path(PROBE_VARIABLE).expect("checked"),
-        wine: cfg!(unix).then(wine_loader),
+    Some(BENCH.get_or_init(|| {
+        let bench = Bench {
+            retry: var_path(EXE_VARIABLE).expect("checked"),
+            probe: var_path(PROBE_VARIABLE).expect("checked"),
+            wine: cfg!(unix).then(wine_loader),
+        };
+        bench.start_wine();
+        bench
     }))
 }
 
@@ -183,6 +187,23 @@ impl Bench {
         cmd
     }
 
+    /// Under Wine, one program with the null device for its standard handles, before any test's:
+    /// the first Windows program a wineserver runs starts Wine's system processes
+    /// (services.exe, explorer.exe, ...), which live as long as the server and keep the handles
+    /// they inherited; a test's pipe would stay open after its run (`.ci/windows test` does the
+    /// same before the suite).
+    fn start_wine(&self) {
+        if self.under_wine() {
+            let status = self
+                .command(&self.probe, &["exit".into(), "0".into()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("probe.exe starts under Wine");
+            assert!(status.success(), "probe.exe under Wine: {status}");
+        }
+    }
+
     /// Whether process `pid` (a Windows pid) is running, by `probe alive`.
     pub fn alive(&self, pid: u32) -> bool {
         let mut cmd = self.command(&self.probe, &["alive".into(), pid.to_string().into()]);
@@ -208,7 +229,8 @@ impl Bench {
             .expect("probe.exe starts");
         let out = reader(child.stdout.take().expect("piped"));
         let status = wait_with_limit(&mut child, Instant::now() + HANG_LIMIT);
-        let stdout = collect(&out, Instant::now() + Duration::from_secs(10));
+        let stdout = collect(&out, Instant::now() + Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("probe {args:?}: its stdout still open"));
         assert_eq!(status, Some(0), "probe {args:?}: {stdout}");
         stdout
     }
@@ -441,9 +463,21 @@ impl Retry<'_> {
         let err = reader(child.stderr.take().expect("piped"));
         let status = wait_with_limit(&mut child, start + HANG_LIMIT);
         let elapsed = start.elapsed();
+        // A process that inherited a pipe and outlived retry.exe holds it open.
         let end = Instant::now() + Duration::from_secs(10);
-        let stdout = collect(&out, end);
-        let stderr = collect(&err, end);
+        let (stdout, stderr) = match (collect(&out, end), collect(&err, end)) {
+            (Some(stdout), Some(stderr)) => (stdout, stderr),
+            (stdout, stderr) => panic!(
+                "retry.exe {:?} ended ({status:?} after {elapsed:?}) but its {} still open 10 s \
+                 later: a process that inherited it outlived retry.exe",
+                self.args,
+                match (&stdout, &stderr) {
+                    (None, None) => "stdout and stderr were",
+                    (None, _) => "stdout was",
+                    _ => "stderr was",
+                }
+            ),
+        };
         assert_eq!(status, Some(0), "probe run failed:\n{stdout}\n{stderr}");
         let (stderr, last) = match stderr.trim_end_matches('\n').rsplit_once('\n') {
             Some((rest, last)) => (format!("{rest}\n"), last.to_string()),
@@ -473,11 +507,10 @@ fn reader(mut from: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<Str
     receive
 }
 
-/// What a [`reader`] read, waited for until `end` (a leftover process holding the pipe).
-fn collect(from: &std::sync::mpsc::Receiver<String>, end: Instant) -> String {
-    let left = end.saturating_duration_since(Instant::now());
-    from.recv_timeout(left)
-        .unwrap_or_else(|_| panic!("an output pipe was still open {left:?} after the end"))
+/// What a [`reader`] read, waited for until `end`; `None` if the pipe was still open then.
+fn collect(from: &std::sync::mpsc::Receiver<String>, end: Instant) -> Option<String> {
+    from.recv_timeout(end.saturating_duration_since(Instant::now()))
+        .ok()
 }
 
 /// `child`'s exit code, waited for until `end`, when it is killed and the test fails.

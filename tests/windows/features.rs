@@ -1,8 +1,9 @@
 //! The features around an attempt, on Windows: hooks run by `cmd.exe /C`, `--log-format json`,
-//! the GitHub Actions folds, annotation and step outputs, `--stdout-on-success`,
-//! `--replay-stdin`, `--lock` held by another run (75), and 64 MiB of output passed through.
-//! The Unix side is in tests/cli/hooks.rs, events.rs, folds.rs, github.rs, pipeline.rs and
-//! lock.rs.
+//! the GitHub Actions folds, annotation, step outputs and step summary, `--stdout-on-success`,
+//! `--replay-stdin`, `--chronic`, `--lock` held by another run (75), the metrics file counting
+//! across runs, and 64 MiB of output passed through. The Unix side is in tests/cli/hooks.rs,
+//! events.rs, folds.rs, github.rs, step_summary.rs, pipeline.rs, chronic.rs, lock.rs and
+//! metrics.rs.
 
 use std::time::Duration;
 
@@ -186,4 +187,75 @@ fn huge_output_passes_through_whole() {
     let (last, whole) = chunks.split_last().expect("output");
     assert!(whole.iter().all(|c| *c == line.as_bytes()));
     assert!(last.ends_with(b"\n") && last[..last.len() - 1].iter().all(|&c| c == b'x'));
+}
+
+#[test]
+#[ignore = "runs under Wine: .ci/windows test"]
+fn chronic_prints_nothing_on_success_and_everything_on_failure() {
+    let Some(b) = bench() else { return };
+    let flags = ["--chronic", "-b", "0", "-n", "1"];
+    let r = retry(b, &b.probe_args(&flags, &["print", "quiet"])).run();
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    let dir = tempfile::tempdir().unwrap();
+    let count = b.win(&dir.path().join("count"));
+    let r = retry(b, &b.probe_args(&flags, &["fail-until", "100", &count])).run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.stdout, "run 1\nrun 2\n", "{r:?}");
+    let lines = r.lines();
+    assert_eq!(lines.len(), 3, "{r:?}");
+    assert!(lines[0].contains("attempt 1 of 2"), "{r:?}");
+    assert!(
+        lines[2].starts_with("retry: gave up after 2 attempts"),
+        "{r:?}"
+    );
+}
+
+#[test]
+#[ignore = "runs under Wine: .ci/windows test"]
+fn github_step_summary_is_a_table_of_the_attempts() {
+    let Some(b) = bench() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let r = retry(b, &b.probe_args(&["-b", "0", "-n", "1"], &["exit", "3"]))
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", b.win(&summary))
+        .run();
+    assert_eq!(r.code, 3, "{r:?}");
+    let text = std::fs::read_to_string(&summary)
+        .unwrap()
+        .replace("\r\n", "\n");
+    assert!(text.contains("### retry: "), "{text}");
+    assert!(
+        text.contains("| 1 | exited with status 3 |")
+            && text.contains("| 2 | exited with status 3 |"),
+        "{text}"
+    );
+    assert!(text.contains("Gave up after 2 attempts in "), "{text}");
+}
+
+#[test]
+#[ignore = "runs under Wine: .ci/windows test"]
+fn the_metrics_file_counts_runs_across_runs() {
+    let Some(b) = bench() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let metrics = dir.path().join("retry.prom");
+    let flags = ["--metrics-file", &b.win(&metrics), "-b", "0", "-n", "1"];
+    let r = retry(b, &b.probe_args(&flags, &["exit", "3"])).run();
+    assert_eq!(r.code, 3, "{r:?}");
+    let r = retry(b, &b.probe_args(&flags, &["exit", "0"])).run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    // `NAME{LABELS} VALUE` for the sample whose name and labels contain `what`.
+    let value = |what: &[&str]| -> String {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .find(|l| what.iter().all(|w| l.contains(w)))
+            .and_then(|l| l.rsplit(' ').next())
+            .unwrap_or_else(|| panic!("no {what:?} in {text}"))
+            .to_string()
+    };
+    assert_eq!(value(&["retry_runs_total{", "result=\"gave_up\""]), "1");
+    assert_eq!(value(&["retry_runs_total{", "result=\"success\""]), "1");
+    assert_eq!(value(&["retry_attempts_total{"]), "3");
+    assert_eq!(value(&["retry_last_exit_status{"]), "0");
 }

@@ -1,8 +1,8 @@
 //! The clocks and what a stop ends, on Windows: the delays between attempts within their
 //! bounds, `--deadline`, `-t` stopping an attempt's whole tree (its grandchild's pid no longer
 //! alive), `--kill-after` ending an attempt that ignores Ctrl-Break, a detached child of the
-//! attempt not left running, and the deadline stopping a hook that hangs. The Unix side is in
-//! tests/cli/timeouts.rs and robust_trees.rs.
+//! attempt not left running, the deadline stopping a hook that hangs, and `--idle-timeout`. The
+//! Unix side is in tests/cli/timeouts.rs, idle.rs and robust_trees.rs.
 //!
 //! Under Wine a timed-out attempt gets no Ctrl-Break (Wine 8 delivers no CTRL_BREAK_EVENT), so
 //! its job is always terminated: 137 where Windows gives 124 to an attempt that ends on the
@@ -264,4 +264,20 @@ fn ctrl_break_to_retry_during_an_attempt_is_passed_on_and_the_attempts_status_ke
         1,
         "one attempt only: {r:?}"
     );
+}
+
+#[test]
+#[ignore = "runs under Wine: .ci/windows test"]
+fn an_idle_timeout_stops_an_attempt_that_prints_nothing() {
+    let Some(b) = bench() else { return };
+    let flags = ["--idle-timeout", "2s", "--kill-after", "1s", "-n", "0"];
+    let r = retry(b, &b.probe_args(&flags, &["sleep", "60"])).run();
+    assert_eq!(r.code, timed_out(b), "{r:?}");
+    assert!(r.elapsed >= Duration::from_secs(2), "{r:?}");
+    assert!(
+        r.elapsed < Duration::from_secs(3) + START * 2,
+        "{:?}: {r:?}",
+        r.elapsed
+    );
+    assert!(r.lines()[0].contains("no output for 2s"), "{r:?}");
 }
