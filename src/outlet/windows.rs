@@ -15,6 +15,11 @@ use crate::net::bounded::{self, Bounded};
 /// The limit of a write with no patience: a hundred years (a stop event still ends it).
 const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
+/// What a write is given even when its patience has run out (the closing lines after the
+/// deadline): on Unix a write that finds room goes out at once whatever the patience; here
+/// that is a write done within this.
+const AT_ONCE: Duration = Duration::from_millis(250);
+
 /// retry's stderr as retry's own words reach it, and how long a write may wait for its reader
 /// (the patience).
 #[derive(Debug, Default)]
@@ -79,7 +84,9 @@ fn within(
     write: impl FnOnce() -> io::Result<()> + Send + 'static,
 ) -> io::Result<()> {
     let now = Instant::now();
-    let until = patience.unwrap_or_else(|| now.checked_add(NO_LIMIT).unwrap_or(now));
+    let until = patience
+        .unwrap_or_else(|| now.checked_add(NO_LIMIT).unwrap_or(now))
+        .max(now + AT_ONCE);
     match bounded::call("write", until, write)? {
         Bounded::Done(written) => written,
         Bounded::Stopped => Err(io::Error::new(
