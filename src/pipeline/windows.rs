@@ -66,7 +66,8 @@ pub fn keep_rest(_file: File) -> Option<Source> {
     None
 }
 
-/// A stdin that is not ready is only waited for by its blocking read: nothing to do.
+/// A read of stdin said it would block (a handle opened for overlapped I/O): a nap of at most
+/// [`NAP`] before the next read, as Windows cannot wait for a handle to become readable.
 pub fn wait_stdin(_stdin: &File) {
     std::thread::sleep(NAP);
 }
