@@ -13,7 +13,7 @@ use libc::{c_int, c_uint, pid_t};
 use nix::unistd::Pid;
 
 use super::child::{Failed, Prepared};
-use super::group::GroupMode;
+use super::spawned::GroupMode;
 
 /// `PROC_REAP_STATUS` (sys/procctl.h).
 const PROC_REAP_STATUS: c_int = 4;

@@ -8,14 +8,7 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use nix::unistd::{Pid, getpgrp, tcgetpgrp};
 
-/// Where an attempt's processes live.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupMode {
-    /// In retry's own process group: retry is the terminal's foreground group.
-    Shared,
-    /// In a new process group led by the attempt: no terminal, or retry is in the background.
-    Own,
-}
+use super::spawned::GroupMode;
 
 impl GroupMode {
     /// [`GroupMode::Shared`] when retry's process group is the foreground group of its

@@ -8,7 +8,7 @@ use std::io;
 
 use nix::unistd::Pid;
 
-use super::group::GroupMode;
+use super::spawned::GroupMode;
 use super::spawned::{LaunchError, Piped, Spawned};
 use super::unix::Attempt;
 

@@ -10,7 +10,7 @@ use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 
 use super::child::{Failed, Prepared};
-use super::group::GroupMode;
+use super::spawned::GroupMode;
 
 /// Makes retry a child subreaper and notes the children it already had.
 pub fn become_reaper() {

@@ -8,7 +8,7 @@
 //!   FreeBSD, the `portable` build, and Linux once the clone was refused), as the OS file's
 //!   `start` chooses.
 //! - `unix.rs`: the running [`Attempt`] (signal, stop its tree, reap) and retry's end by a
-//!   signal; `group.rs`: its [`GroupMode`] and signals by number; `outcome.rs`: [`Outcome`].
+//!   signal; `group.rs`: its [`GroupMode`] detected and signals by number; `outcome.rs`: [`Outcome`].
 //! - The OS files: `linux.rs` (subreaper, `/proc` through `tree.rs`), `freebsd.rs` (`procctl`
 //!   reaper), `portable.rs` (macOS and the `portable` build: the group).
 //! - Windows: `windows.rs` (the attempt in a Job Object and a process group of its own,
@@ -57,13 +57,11 @@ use linux as os;
 use portable as os;
 
 #[cfg(unix)]
-pub use group::GroupMode;
-#[cfg(unix)]
 pub use launch::{spawn, spawn_hook};
 pub use outcome::{Outcome, StopReason};
 #[cfg(unix)]
 pub use pipe::cloexec_pipe;
-pub use spawned::{LaunchError, Piped, Spawned};
+pub use spawned::{GroupMode, LaunchError, Piped, Spawned};
 pub use stdio::{closed_at_start, closed_now};
 #[cfg(unix)]
 pub use unix::{
@@ -77,8 +75,8 @@ mod lookup;
 mod windows;
 #[cfg(windows)]
 pub use windows::{
-    Attempt, Ended, GroupMode, become_subreaper, outputs_take_bytes, reap_strays, spawn,
-    spawn_hook, stdout_reader_gone,
+    Attempt, Ended, become_subreaper, outputs_take_bytes, reap_strays, spawn, spawn_hook,
+    stdout_reader_gone,
 };
 
 #[cfg(not(any(unix, windows)))]

@@ -9,7 +9,7 @@ use std::os::fd::OwnedFd;
 use nix::unistd::Pid;
 
 use super::child::{Failed, Prepared};
-use super::group::GroupMode;
+use super::spawned::GroupMode;
 
 /// Nothing to become on macOS: the group is all retry can reach. In the `portable` build on
 /// Linux retry still becomes a child subreaper, only so that the attempt's orphans come to it

@@ -6,6 +6,16 @@ use std::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use super::Attempt;
 
+/// Where an attempt's processes live (decided by `GroupMode::detect`, per system: `group.rs`,
+/// `windows.rs`, which never shares its group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupMode {
+    /// In retry's own process group: retry is the terminal's foreground group.
+    Shared,
+    /// In a new process group led by the attempt: no terminal, or retry is in the background.
+    Own,
+}
+
 /// Why an attempt did not start.
 #[derive(Debug)]
 pub enum LaunchError {

@@ -17,7 +17,8 @@ use std::os::fd::{AsFd, OwnedFd};
 use nix::errno::Errno;
 use nix::unistd::Pid;
 
-use super::group::{GroupMode, send, send_group};
+use super::group::{send, send_group};
+use super::spawned::GroupMode;
 
 /// Makes retry the reaper of its descendants where the system has one (Linux
 /// `PR_SET_CHILD_SUBREAPER`, FreeBSD `PROC_REAP_ACQUIRE`), so processes orphaned inside an

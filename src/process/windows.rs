@@ -35,7 +35,7 @@ use windows_sys::Win32::System::Threading::{
 };
 
 use super::lookup::find_program;
-use super::spawned::{LaunchError, Piped, Spawned};
+use super::spawned::{GroupMode, LaunchError, Piped, Spawned};
 use crate::signal_names::{BREAK, INTERRUPT, KILL};
 
 /// How long, after retry terminated a job, it looks at the job's count of processes for them to
@@ -50,18 +50,9 @@ const COMMAND_LINE_MAX: usize = 32_767;
 /// death by KILL, which is what retry reports for it.
 const TERMINATED: u32 = 137;
 
-/// Where an attempt's processes live: on Windows always a process group of its own
-/// (`CREATE_NEW_PROCESS_GROUP`), the one a console control event can be sent to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupMode {
-    /// Never on Windows (an attempt in retry's group could not be sent Ctrl-Break alone).
-    Shared,
-    /// A process group of its own.
-    Own,
-}
-
 impl GroupMode {
-    /// [`GroupMode::Own`]: see the type.
+    /// [`GroupMode::Own`], always on Windows: a process group of its own
+    /// (`CREATE_NEW_PROCESS_GROUP`) is the one a console control event can be sent to alone.
     pub fn detect() -> GroupMode {
         GroupMode::Own
     }
