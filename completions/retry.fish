@@ -26,6 +26,7 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l stop-on -d 'These 
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l retry-if-output -d 'An attempt with a matching output line counts as failed, even with status 0' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l stop-if-output -d 'An attempt with a matching output line is not retried, whatever its status' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l delay-from-output -d 'Take the next delay from a server hint in a failed attempt\'s output' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l http-retry-on -d 'With --http-hints, only these HTTP statuses are retried [default: 408,425,429,500-599]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-hint -d 'Longest server hint honoured [default: 1h]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-replay -d 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-output -d 'Most bytes of output --chronic holds, or "unlimited" [default: 64MiB]' -r -f
@@ -60,6 +61,7 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l failure-rate -d 'T
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l plot -d 'Sweep the clients from 10 up to CLIENTS and draw an SVG chart to FILE' -r -F
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l preserve-status -d 'End as a timed-out last attempt ended, not with 124 or 137'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l until-fail -d 'Run the command again while it succeeds; stop at the first failure'
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l forever -d 'Keep the command running: run it again whatever it exits with'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l http-hints -d 'Wait at least as long as the server asks in HTTP headers in a failed attempt\'s output'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l replay-stdin -d 'Give every attempt the same stdin: read it once, replay it from the start'
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l stdout-on-success -d 'Hold each attempt\'s stdout; print it only if that attempt succeeds'
@@ -92,7 +94,7 @@ function __fish_retry_command
                 set -e words[1]
                 break
             # The flags that take a value, from the clap definition.
-            case --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --successes --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --max-hint --max-replay --max-output --log-format --color --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --metrics-file --metrics-job --simulate --runs --model --capacity --failure-rate --plot
+            case --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --successes --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --http-retry-on --max-hint --max-replay --max-output --log-format --color --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --metrics-file --metrics-job --simulate --runs --model --capacity --failure-rate --plot
                 set -e words[1]
                 set -q words[1]; or return 1
             case '-?*'

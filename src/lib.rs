@@ -53,6 +53,7 @@ pub mod codes;
 pub mod duration;
 pub mod entropy;
 pub mod escape;
+pub mod http_status;
 pub mod signal_names;
 pub mod size;
 pub mod status;
@@ -135,6 +136,7 @@ where
                 &mut out,
                 config.shape,
                 config.policy.base(),
+                config.reset_after,
                 config.lock.as_ref().map(|l| (l.path.as_path(), l.wait)),
             )
         })

@@ -75,7 +75,8 @@ pub enum Verbosity {
 /// When the loop is done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Shape {
-    /// At the first success (retry's loop without `--successes` or `--until-fail`).
+    /// At the first success (retry's loop without `--successes`, `--until-fail` or
+    /// `--forever`).
     #[default]
     Plain,
     /// `--successes N`, N >= 2: after N successful attempts in a row. Retries count failures
@@ -83,6 +84,9 @@ pub enum Shape {
     Streak(u64),
     /// `--until-fail`: at the first failure; the retries are the runs after a success.
     UntilFail,
+    /// `--forever`: never done by itself; the command runs again whatever it exits with, until
+    /// a stop signal, the deadline, a status that is not retried, or a crash loop (`-n`).
+    Forever,
 }
 
 impl Shape {
@@ -100,7 +104,7 @@ impl Shape {
     pub fn attempts_per_retry(self) -> u64 {
         match self {
             Shape::Streak(n) => n,
-            Shape::Plain | Shape::UntilFail => 1,
+            Shape::Plain | Shape::UntilFail | Shape::Forever => 1,
         }
     }
 }

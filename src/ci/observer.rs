@@ -141,7 +141,15 @@ impl Observer for CiObserver<'_> {
                 if github.summary.is_some() {
                     self.rows.push(Row {
                         attempt: a.attempt,
-                        status: outcome_words(a.outcome, a.output_failed),
+                        status: match a.http_status {
+                            Some(code) => {
+                                format!(
+                                    "{}, HTTP {code}",
+                                    outcome_words(a.outcome, a.output_failed)
+                                )
+                            }
+                            None => outcome_words(a.outcome, a.output_failed),
+                        },
                         duration: crate::duration::format_human(a.ran),
                         ..Row::default()
                     });

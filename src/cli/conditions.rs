@@ -1,5 +1,5 @@
 //! The "Conditions" heading: `--retry-on`, `--stop-on`, the output-matching flags and the
-//! server hints (`--http-hints`, `--max-hint`).
+//! server's answers (`--http-hints`, `--http-retry-on`, `--max-hint`).
 
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
 #![allow(rustdoc::invalid_html_tags)]
@@ -13,6 +13,7 @@ use regex::bytes::Regex;
 
 use crate::codes::CodeSet;
 use crate::duration::parse_duration;
+use crate::http_status::HttpStatuses;
 
 /// The "Conditions" heading: which attempts failed, and which failures are retried.
 #[derive(Debug, Default, Args)]
@@ -74,6 +75,19 @@ pub struct ConditionArgs {
     /// RETRY_HTTP_HINTS=true (or 1, yes, on) sets it too.
     #[arg(long, env = "RETRY_HTTP_HINTS", value_parser = BoolishValueParser::new())]
     pub http_hints: bool,
+
+    /// With --http-hints, only these HTTP statuses are retried [default: 408,425,429,500-599]
+    ///
+    /// A failed attempt whose last response (after redirects, the final status line of its
+    /// header blocks) has another status is not retried, as for --stop-on: a 404, 401, 403, 400
+    /// or 422 will not change by asking again. STATUSES: codes, ranges and classes, e.g.
+    /// 429,5xx or 408,500-504; "any" retries every status. A failure without a status line (a
+    /// refused connection, a DNS failure, a timeout) is retried as before; a success is one
+    /// whatever it printed. curl needs its headers in the output: `curl -fsS -D /dev/stderr
+    /// URL`, or `-i` without -f.
+    #[arg(allow_hyphen_values = true, long, env = "RETRY_HTTP_RETRY_ON",
+          value_name = "STATUSES", value_parser = HttpStatuses::from_str)]
+    pub http_retry_on: Option<HttpStatuses>,
 
     /// Longest server hint honoured [default: 1h]
     ///

@@ -1,7 +1,13 @@
-//! The "Loop shape" heading: `--successes` and `--until-fail`, loops other than "until it
-//! succeeds". Neither has a `RETRY_<FLAG>` variable: a shape exported for a whole CI job
-//! would turn every retry of it inside out. [`crate::config`] checks how they go together.
+//! The "Loop shape" heading: `--successes`, `--until-fail` and `--forever`, loops other than
+//! "until it succeeds". The first two have no `RETRY_<FLAG>` variable: a shape exported for a
+//! whole CI job would turn every retry of it inside out. `--forever` has one
+//! (`RETRY_FOREVER=1`), for a service manager's unit or a container's environment, where the
+//! command that keeps running is the only one. [`crate::config`] checks how they go together.
 
+// The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
+use clap::builder::BoolishValueParser;
 use clap::{Args, value_parser};
 
 /// The "Loop shape" heading: when the loop is done, other than at the first success.
@@ -35,4 +41,18 @@ pub struct LoopArgs {
     /// -invert.
     #[arg(long)]
     pub until_fail: bool,
+
+    /// Keep the command running: run it again whatever it exits with
+    ///
+    /// For a tunnel, a port-forward or a worker that should stay up: `retry --forever -- ssh -N
+    /// tunnel`. It ends only at a stop signal (passed on to the command, as always), at
+    /// --deadline, at a status that is not retried (--stop-on, --retry-on; --http-retry-on), or
+    /// in a crash loop: the delays grow with each run that ends within --reset-after (default
+    /// here 1m) and start again from the first after a run that lasted longer; -n N (default
+    /// here unlimited) gives up after N + 1 such short runs in a row, with the last status.
+    /// The progress lines say "restarting", the closing line how many restarts there were.
+    /// Not with --successes or --until-fail. RETRY_FOREVER=true (or 1, yes, on) sets it too.
+    /// Like autossh, systemd's Restart=always, recur --forever.
+    #[arg(long, env = "RETRY_FOREVER", value_parser = BoolishValueParser::new())]
+    pub forever: bool,
 }

@@ -69,17 +69,27 @@ pub(super) fn listed_policy(
     Policy::listed(&list.delays, jitter).map_err(|e| anyhow::anyhow!("--delays: {e}"))
 }
 
-/// The shape of the loop and the lock, from `--successes`, `--until-fail`, `--lock` and
-/// `--lock-wait`.
+/// The shape of the loop and the lock, from `--successes`, `--until-fail`, `--forever`,
+/// `--lock` and `--lock-wait`.
 ///
 /// # Errors
-/// One line naming the flags at fault: `--successes` with `--until-fail`; `--until-fail` with
+/// One line naming the flags at fault: two of `--successes`, `--until-fail` and `--forever`; `--until-fail` with
 /// `--reset-after`, `--retry-on`, `--stop-on` or `--budget` (which mean nothing when every
 /// failure ends the loop and the retries follow successes); `--lock-wait` on the command line
 /// without a lock.
 pub(super) fn from_cli(cli: &Cli, origins: &Origins) -> Result<(Shape, Option<LockSettings>)> {
     let loops = &cli.loops;
+    if loops.forever {
+        let forever = format!("--forever{}", source(origins, "forever").suffix("forever"));
+        if let Some(n) = loops.successes {
+            bail!("--successes ({n}) and {forever} are two different loops: give one of them");
+        }
+        if loops.until_fail {
+            bail!("--until-fail and {forever} are two different loops: give one of them");
+        }
+    }
     let shape = match (loops.successes, loops.until_fail) {
+        _ if loops.forever => Shape::Forever,
         (Some(n), true) => {
             bail!("--successes ({n}) and --until-fail are two different loops: give one of them")
         }

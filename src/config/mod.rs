@@ -53,7 +53,8 @@ pub struct Hooks {
 pub struct Config {
     /// The backoff policy (base, multiplier, cap, jitter).
     pub policy: Policy,
-    /// Retries after the first attempt; `None` for unlimited.
+    /// Retries after the first attempt; `None` for unlimited. With `--forever`, the short
+    /// runs in a row after the first (a crash loop), unlimited unless given.
     pub max_retries: Option<u64>,
     /// Total time budget from the start (monotonic clock); `None` when absent, 0 or `inf`.
     pub deadline: Option<Duration>,
@@ -83,11 +84,15 @@ pub struct Config {
     pub hooks: Hooks,
     /// Pipeline I/O: stdin replay, held stdout, output conditions, server hints, idleness.
     pub pipeline: pipeline::Settings,
+    /// `--http-retry-on`: with `--http-hints`, the HTTP statuses of a failed attempt's last
+    /// response that are retried (default 408, 425, 429, 5xx).
+    pub http_retry_on: crate::http_status::HttpStatuses,
     /// `--max-hint`: a server's hint asking for a longer wait makes retry give up at once
     /// ([`Duration::MAX`] when 0 lifts the limit).
     pub max_hint: Duration,
     /// `--reset-after`: an attempt that ran at least this long before failing starts the
-    /// schedule afresh; `None` when absent, 0 or `inf`.
+    /// schedule afresh (with `--forever`, whatever it exited with); `None` when absent, 0 or
+    /// `inf`; with `--forever` [`DEFAULT_FOREVER_RESET_AFTER`] when absent.
     pub reset_after: Option<Duration>,
     /// The CI system told of the run (folds, GitHub Actions' annotations, outputs and step
     /// summary); empty outside CI, with `--no-ci`, and for GitHub Actions with `--no-github`.
@@ -99,7 +104,7 @@ pub struct Config {
     pub not_found_hint: Option<String>,
     /// `--splay` and `--budget`: protecting the service.
     pub protect: Protect,
-    /// `--successes` and `--until-fail`: when the loop is done.
+    /// `--successes`, `--until-fail` and `--forever`: when the loop is done.
     pub shape: Shape,
     /// `--lock` and `--lock-wait`: one run at a time; `None` without `--lock`.
     pub lock: Option<LockSettings>,
@@ -115,6 +120,9 @@ pub const DEFAULT_MAX_REPLAY: u64 = 4 << 30;
 /// The most bytes of output `--chronic` holds when nothing sets `--max-output`: 64 MiB, the
 /// last pages of any log a person reads in a mail, 8 MiB of it in memory.
 pub const DEFAULT_MAX_OUTPUT: u64 = 64 << 20;
+/// `--reset-after` with `--forever` when nothing sets it: a run that lasted a minute was no
+/// crash (systemd's `RestartSteps` and recur's `--reset` count the same way).
+pub const DEFAULT_FOREVER_RESET_AFTER: Duration = Duration::from_secs(60);
 /// The grace between TERM and KILL when nothing sets `--kill-after`.
 pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(10);
 /// The longest server hint honoured when nothing sets `--max-hint`: an hour.
@@ -160,6 +168,16 @@ impl Config {
         )
         .map_err(anyhow::Error::msg)?;
         let (stopping, conditions, output) = (cli.stopping, cli.conditions, cli.output);
+        // A RETRY_HTTP_RETRY_ON exported for every run is no mistake of this one.
+        if let Some(set) = conditions.http_retry_on
+            && !conditions.http_hints
+            && !origins.is_env("http_retry_on")
+        {
+            anyhow::bail!(
+                "--http-retry-on ({set}) needs --http-hints: the HTTP statuses are read from the \
+                 response headers it reads"
+            );
+        }
         let verbosity = if output.quiet {
             Verbosity::Quiet
         } else if output.verbose {
@@ -189,9 +207,14 @@ impl Config {
         };
         Ok(Config {
             policy: backoff.policy,
-            max_retries: backoff
-                .max_retries
-                .map_or(Some(DEFAULT_MAX_RETRIES), |l| l.0),
+            max_retries: match (shape, stopping.max_retries) {
+                // With --forever, -n limits a crash loop, and only when the user gives it: a
+                // preset's limit (meant for retries of one request) does not apply.
+                (Shape::Forever, given) => given.and_then(|l| l.0),
+                _ => backoff
+                    .max_retries
+                    .map_or(Some(DEFAULT_MAX_RETRIES), |l| l.0),
+            },
             deadline: backoff.deadline,
             timeout: stopping.timeout.and_then(limit),
             kill_after: kill_after(stopping.kill_after),
@@ -213,12 +236,16 @@ impl Config {
             },
             pipeline,
             // 0 lifts the limit, as 0 disables --timeout; so does `inf`.
+            http_retry_on: conditions.http_retry_on.unwrap_or_default(),
             max_hint: match conditions.max_hint {
                 Some(d) if d.is_zero() => Duration::MAX,
                 Some(d) => d,
                 None => DEFAULT_MAX_HINT,
             },
-            reset_after: stopping.reset_after.and_then(limit),
+            reset_after: match (shape, stopping.reset_after) {
+                (Shape::Forever, None) => Some(DEFAULT_FOREVER_RESET_AFTER),
+                (_, given) => given.and_then(limit),
+            },
             ci,
             command: cli.command,
             not_found_hint: cli.not_found_hint,

@@ -9,6 +9,8 @@ use super::hint::{Hint, HintSource, add_secs, parse_delay_value, parse_seconds};
 /// One response's header fields, as far as retry reads them.
 #[derive(Debug, Default)]
 pub(super) struct Response {
+    /// The status code of its status line.
+    code: u16,
     /// Printed by `curl -v` (after `< `, on stderr): its body is not in this stream.
     pub(super) verbose: bool,
     /// A status whose response has no content: 1xx, 204 and 304 (RFC 9110, section 6.4.1,
@@ -34,10 +36,16 @@ impl Response {
     /// A response with status code `status`; `verbose` as `curl -v` prints it.
     pub(super) fn new(status: u16, verbose: bool) -> Response {
         Response {
+            code: status,
             verbose,
             no_content: (100..200).contains(&status) || status == 204 || status == 304,
             ..Response::default()
         }
+    }
+
+    /// The status code of its status line (three digits: 000 to 999 as sent).
+    pub(super) fn code(&self) -> u16 {
+        self.code
     }
 
     /// Bytes of body that follow the header block in the same stream, as far as the fields

@@ -28,6 +28,9 @@ pub struct Attempted<'e> {
     pub ran: Duration,
     /// It exited 0 but its output matched `--retry-if-output` (it counts as status 1).
     pub output_failed: bool,
+    /// With `--http-hints`, the status code of the last HTTP response in its output, if one
+    /// was read (after redirects, the final one).
+    pub http_status: Option<u16>,
 }
 
 /// What happens in a run, in the order it happens. Durations are wall-clock spans measured by

@@ -42,6 +42,9 @@ pub struct Findings {
     /// The server's hint that asks for the latest time, from `--http-hints` header lines or a
     /// `--delay-from-output` capture.
     pub delay_hint: Option<Hint>,
+    /// With `--http-hints`: the status code of the last HTTP response whose header block
+    /// ended, and when its last bytes arrived (of two streams', the later one).
+    pub http_status: Option<(u16, SystemTime)>,
 }
 
 impl Findings {
@@ -51,7 +54,16 @@ impl Findings {
             retry_match: self.retry_match || other.retry_match,
             stop_match: self.stop_match || other.stop_match,
             delay_hint: Hint::later(self.delay_hint, other.delay_hint),
+            http_status: match (self.http_status, other.http_status) {
+                (Some(a), Some(b)) => Some(if b.1 > a.1 { b } else { a }),
+                (a, b) => a.or(b),
+            },
         }
+    }
+
+    /// The status code of the last HTTP response read, if any.
+    pub fn http_code(&self) -> Option<u16> {
+        self.http_status.map(|s| s.0)
     }
 }
 
@@ -125,6 +137,7 @@ impl LineMatcher {
         if let Some(headers) = self.headers.as_mut() {
             headers.end(self.now);
             self.findings.delay_hint = Hint::later(self.findings.delay_hint, headers.hint());
+            self.findings.http_status = headers.status();
         }
         (self.findings, self.bad_hint)
     }

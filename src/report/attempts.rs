@@ -15,8 +15,9 @@ use crate::codes::signal_name;
 use crate::duration::format_human;
 use crate::escape::escape;
 use crate::hints::HintSource;
-use crate::observe::HookEnd;
+use crate::observe::{Attempted, HookEnd};
 use crate::process::{Outcome, StopReason};
+use crate::types::Shape;
 use retry_tool_backoff::{Jitter, Policy};
 
 /// The wait before the next attempt, for [`Reporter::failed`].
@@ -86,6 +87,7 @@ impl Reporter {
 
     /// An attempt starts (a text line only with `--verbose`, which also shows the arguments).
     pub fn attempt_start(&self, attempt: u64) {
+        self.runs.set(attempt);
         if self.verbose() {
             self.say(format_args!(
                 "{}: running {}",
@@ -103,17 +105,23 @@ impl Reporter {
         self.emit("attempt_start", fields);
     }
 
-    /// An attempt ended (a JSON event; text reports only failures, in [`Reporter::failed`]).
-    pub fn attempt_end(&self, attempt: u64, outcome: &Outcome, ran: Duration, output_failed: bool) {
+    /// An attempt ended (a JSON event, with `http_status` when an HTTP status was read; text
+    /// reports only failures, in [`Reporter::failed`]).
+    pub fn attempt_end(&self, a: &Attempted<'_>) {
+        self.last_http.set(a.http_status);
         if !self.emits("attempt_end") {
             return;
         }
+        let outcome = a.outcome;
         let mut fields = json!({
-            "attempt": attempt,
+            "attempt": a.attempt,
             "status": outcome.code(),
-            "duration": (ran.as_secs_f64() * 1000.0).round() / 1000.0,
-            "output_failed": output_failed,
+            "duration": (a.ran.as_secs_f64() * 1000.0).round() / 1000.0,
+            "output_failed": a.output_failed,
         });
+        if let Some(code) = a.http_status {
+            fields["http_status"] = code.into();
+        }
         match outcome {
             Outcome::Exited(_) => fields["outcome"] = "exited".into(),
             Outcome::Signaled(n) => {
@@ -134,20 +142,18 @@ impl Reporter {
         self.emit("attempt_end", fields);
     }
 
-    /// A failed attempt: how it ended, and the wait before the next one if there is one
-    /// (JSON: a `wait` event, whose `hint` names the server's hint that set the delay, or is
-    /// null). `output_failed`: it exited 0 but its output matched `--retry-if-output`.
-    pub fn failed(
-        &self,
-        attempt: u64,
-        outcome: &Outcome,
-        ran: Duration,
-        next: Option<Wait>,
-        output_failed: bool,
-    ) {
-        let mut how = describe(&self.program, outcome);
-        if output_failed {
+    /// A failed attempt (with `--forever`, any attempt run again): how it ended, with the HTTP
+    /// status of its last response when one was read, and the wait before the next one if
+    /// there is one (JSON: a `wait` event, whose `hint` names the server's hint that set the
+    /// delay, or is null).
+    pub fn failed(&self, a: &Attempted<'_>, next: Option<Wait>) {
+        let (attempt, ran) = (a.attempt, a.ran);
+        let mut how = describe(&self.program, a.outcome);
+        if a.output_failed {
             how.push_str(" but its output matched --retry-if-output");
+        }
+        if let Some(code) = a.http_status {
+            how.push_str(&format!(" (HTTP {code})"));
         }
         let took = if self.verbose() {
             format!(" after {}", format_human(ran))
@@ -183,7 +189,12 @@ impl Reporter {
         let shown = format_human(delay);
         let hint = hint.map(|h| h.to_string());
         let plain = anstyle::Style::new();
-        let middle = format!("; retrying in {shown}");
+        let verb = if self.shape == Shape::Forever {
+            "restarting"
+        } else {
+            "retrying"
+        };
+        let middle = format!("; {verb} in {shown}");
         let mut spans = vec![(plain, head), (plain, middle.as_str())];
         if let Some(name) = &hint {
             spans.extend([(plain, " ("), (colour::HINT, name.as_str()), (plain, ")")]);
@@ -208,12 +219,24 @@ impl Reporter {
     /// Attempt `attempt` ran for `ran`, at least `reset_after`, before it failed: the schedule
     /// starts afresh (JSON: a `reset` event).
     pub fn reset(&self, attempt: u64, ran: Duration, reset_after: Duration) {
-        self.say(format_args!(
-            "attempt {attempt} ran for {}, at least --reset-after ({}): the backoff and the \
+        // With --forever a long run is the rule, not news: said with --verbose only.
+        if self.shape == Shape::Forever {
+            if self.verbose() {
+                self.say(format_args!(
+                    "attempt {attempt} ran for {}, at least --reset-after ({}): the backoff \
+                     starts afresh",
+                    format_human(ran),
+                    format_human(reset_after)
+                ));
+            }
+        } else {
+            self.say(format_args!(
+                "attempt {attempt} ran for {}, at least --reset-after ({}): the backoff and the \
              retry count start afresh",
-            format_human(ran),
-            format_human(reset_after)
-        ));
+                format_human(ran),
+                format_human(reset_after)
+            ));
+        }
         self.emit(
             "reset",
             json!({ "attempt": attempt, "duration": (ran.as_secs_f64() * 1000.0).round() / 1000.0 }),
@@ -222,10 +245,23 @@ impl Reporter {
 
     /// The closing line of a run giving up after `attempts` because `why`, with the time the
     /// run took (`gave up after 6 attempts in 1m 3s: no retries left`), without `retry: `.
+    ///
+    /// With `--forever` it counts runs and restarts (`gave up after 12 runs (11 restarts) in
+    /// 3m 2s: ...`); when the last attempt's last HTTP response was read and `why` does not
+    /// name it, it ends with `(last response: HTTP 503)`.
     pub fn gave_up_line(&self, attempts: u64, why: &str) -> String {
         let s = if attempts == 1 { "" } else { "s" };
+        let made = if self.shape == Shape::Forever {
+            format!("{attempts} run{s} ({})", restarts(attempts))
+        } else {
+            format!("{attempts} attempt{s}")
+        };
+        let http = match self.last_http.get() {
+            Some(code) if !why.starts_with("HTTP ") => format!(" (last response: HTTP {code})"),
+            _ => String::new(),
+        };
         format!(
-            "gave up after {attempts} attempt{s} in {}: {why}",
+            "gave up after {made} in {}: {why}{http}",
             format_human(self.start.elapsed())
         )
     }
@@ -236,10 +272,14 @@ impl Reporter {
         // Under --chronic, after all the held output, whatever --max-output dropped.
         self.writer.closing(|| {
             self.say_in(colour::GAVE_UP, line);
-            self.emit(
-                "give_up",
-                json!({ "attempts": attempts, "reason": why, "status": status }),
-            );
+            let mut fields = json!({ "attempts": attempts, "reason": why, "status": status });
+            if self.shape == Shape::Forever {
+                fields["restarts"] = attempts.saturating_sub(1).into();
+            }
+            if let Some(code) = self.last_http.get() {
+                fields["http_status"] = code.into();
+            }
+            self.emit("give_up", fields);
         });
     }
 
@@ -250,8 +290,12 @@ impl Reporter {
             Some(m) => format!("attempt {attempts} of {m}"),
             None => format!("attempt {attempts}"),
         };
+        let http = self
+            .last_http
+            .get()
+            .map_or(String::new(), |code| format!(" (HTTP {code})"));
         format!(
-            "succeeded on {label} after {}",
+            "succeeded on {label} after {}{http}",
             format_human(self.start.elapsed())
         )
     }
@@ -268,13 +312,28 @@ impl Reporter {
     }
 
     /// retry was told to stop by `signal` (during an attempt, a wait or a hook).
+    ///
+    /// With `--forever`: `stopped by SIGTERM after 12 runs (11 restarts): not restarting`, and
+    /// the event's `restarts`.
     pub fn interrupted(&self, signal: i32) {
         self.writer.closing(|| {
-            self.say(format_args!(
-                "stopped by {}: not retrying",
-                signal_name(signal)
-            ));
-            self.emit("interrupted", json!({ "signal": signal_name(signal) }));
+            let mut fields = json!({ "signal": signal_name(signal) });
+            if self.shape == Shape::Forever {
+                let runs = self.runs.get();
+                let s = if runs == 1 { "" } else { "s" };
+                self.say(format_args!(
+                    "stopped by {} after {runs} run{s} ({}): not restarting",
+                    signal_name(signal),
+                    restarts(runs)
+                ));
+                fields["restarts"] = runs.saturating_sub(1).into();
+            } else {
+                self.say(format_args!(
+                    "stopped by {}: not retrying",
+                    signal_name(signal)
+                ));
+            }
+            self.emit("interrupted", fields);
         });
     }
 
@@ -304,6 +363,15 @@ impl Reporter {
             HookEnd::Failed(e) => json!({ "hook": name, "error": e }),
         };
         self.emit("hook", fields);
+    }
+}
+
+/// `11 restarts` after `runs` runs (`1 restart`, `no restarts`).
+fn restarts(runs: u64) -> String {
+    match runs.saturating_sub(1) {
+        0 => "no restarts".to_string(),
+        1 => "1 restart".to_string(),
+        n => format!("{n} restarts"),
     }
 }
 

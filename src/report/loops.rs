@@ -64,7 +64,7 @@ fn wait_text(wait: Duration) -> String {
 }
 
 /// The loop's fields of the `start` event: `delays` (seconds), `successes`, `until_fail`,
-/// `lock`, each only when set.
+/// `forever`, `lock`, each only when set.
 pub(super) fn start_fields(policy: &Policy, shape: Shape, lock: Option<&Path>) -> Value {
     let mut fields = serde_json::Map::new();
     if let Some(delays) = policy.delays() {
@@ -79,6 +79,9 @@ pub(super) fn start_fields(policy: &Policy, shape: Shape, lock: Option<&Path>) -
         }
         Shape::UntilFail => {
             fields.insert("until_fail".into(), true.into());
+        }
+        Shape::Forever => {
+            fields.insert("forever".into(), true.into());
         }
         Shape::Plain => {}
     }
@@ -267,7 +270,8 @@ impl Reporter {
 
 /// The lines `--dry-run` adds after its table for the loop's `shape` and `lock` (the lock
 /// file and how long to wait for it), if any; `first_delay` is the policy's first delay
-/// before jitter (its base), the wait between the successes of a streak.
+/// before jitter (its base), the wait between the successes of a streak; `reset_after` is
+/// `--reset-after`, which `--forever`'s line states.
 ///
 /// # Errors
 /// Write errors from `out`.
@@ -275,6 +279,7 @@ pub fn dry_run_loop<W: Write>(
     out: &mut W,
     shape: Shape,
     first_delay: Duration,
+    reset_after: Option<Duration>,
     lock: Option<(&Path, Duration)>,
 ) -> io::Result<()> {
     match shape {
@@ -288,6 +293,20 @@ pub fn dry_run_loop<W: Write>(
             out,
             "until-fail: the retries above follow successes; the first failure ends the run"
         )?,
+        Shape::Forever => match reset_after {
+            Some(reset) => writeln!(
+                out,
+                "forever: the command runs again whatever it exits with; the delays above \
+                 follow runs that end within --reset-after ({}) one after another; after a \
+                 run that lasts longer the table starts again at its first row",
+                format_human(reset)
+            )?,
+            None => writeln!(
+                out,
+                "forever: the command runs again whatever it exits with, after the delays \
+                 above (--reset-after 0: they never start again from the first)"
+            )?,
+        },
         Shape::Plain => {}
     }
     if let Some((path, wait)) = lock {

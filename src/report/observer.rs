@@ -10,20 +10,14 @@ impl Observer for &Reporter {
     fn event(&mut self, event: &Event<'_>) {
         match *event {
             Event::Launch(attempt) => self.attempt_start(attempt),
-            Event::AttemptEnd(a) => self.attempt_end(a.attempt, a.outcome, a.ran, a.output_failed),
-            Event::Failed(a) => self.failed(a.attempt, a.outcome, a.ran, None, a.output_failed),
+            Event::AttemptEnd(a) => self.attempt_end(&a),
+            Event::Failed(a) => self.failed(&a, None),
             Event::Wait {
                 after: a,
                 delay,
                 hint,
                 ..
-            } => self.failed(
-                a.attempt,
-                a.outcome,
-                a.ran,
-                Some(Wait { delay, hint }),
-                a.output_failed,
-            ),
+            } => self.failed(&a, Some(Wait { delay, hint })),
             Event::HookEnd { name, end } => self.hook(name, end),
             Event::GaveUp {
                 attempts,

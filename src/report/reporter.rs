@@ -32,6 +32,10 @@ pub struct Reporter {
     /// `--successes` or `--until-fail`, and `--lock`: for the `start` event (loops.rs).
     pub(super) shape: Shape,
     pub(super) lock: Option<std::path::PathBuf>,
+    /// The number of the last attempt launched (`--forever`'s closing words count restarts).
+    pub(super) runs: Cell<u64>,
+    /// The HTTP status of the last attempt's last response (`--http-hints`), if one was read.
+    pub(super) last_http: Cell<Option<u16>>,
 }
 
 impl Reporter {
@@ -62,6 +66,8 @@ impl Reporter {
             run_id: None,
             shape: Shape::Plain,
             lock: None,
+            runs: Cell::new(0),
+            last_http: Cell::new(None),
         }
     }
 

@@ -34,6 +34,7 @@ impl AttemptEnd {
             outcome: &self.outcome,
             ran: self.ran,
             output_failed,
+            http_status: self.io.findings.http_code(),
         }
     }
 }

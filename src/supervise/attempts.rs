@@ -38,8 +38,10 @@ impl Supervisor<'_> {
             // Nothing of an attempt that did not succeed outlives it: what it left running
             // (background jobs, processes in other groups or sessions) is stopped before the
             // next step. A successful attempt keeps what it started (a daemon, say).
+            // With --forever a success is run again: what it left is stopped as well.
+            let forever = self.config.shape == Shape::Forever;
             if let Some((child, stop)) = end.leftovers.take()
-                && (!succeeded || end.interrupted.is_some())
+                && (!succeeded || forever || end.interrupted.is_some())
                 && let Some(signal) = self.stop_leftovers(&child, stop)
             {
                 end.interrupted.get_or_insert(signal);
@@ -70,15 +72,16 @@ impl Supervisor<'_> {
             let budget = consult.then(|| {
                 self.budget_attempt_end(attempt, verdict, findings.delay_hint.map(|h| h.not_before))
             });
-            // `--reset-after`: an attempt that a timeout stopped hung rather than ran.
+            // `--reset-after`: an attempt that a timeout stopped hung rather than ran. With
+            // --forever a long success counts as a long failure does.
             let stopped = matches!(end.outcome, Outcome::Stopped { .. });
             if consult
                 && self.config.shape != Shape::UntilFail
-                && verdict == Verdict::Retry
+                && (verdict == Verdict::Retry || (forever && verdict == Verdict::Success))
                 && !stopped
                 && self.reset_if_long(attempt, end.ran)
             {
-                rule = self.give_up_rule();
+                rule = self.rule_after_reset();
             }
             let now = Instant::now();
             let replay_lost = self.io.and_then(|io| io.replay_failure());
@@ -92,7 +95,8 @@ impl Supervisor<'_> {
                 // Asked only when it can matter: after a failure, or a success --until-fail
                 // runs again.
                 reader_gone: consult
-                    && (verdict != Verdict::Success || self.config.shape == Shape::UntilFail)
+                    && (verdict != Verdict::Success
+                        || matches!(self.config.shape, Shape::UntilFail | Shape::Forever))
                     && process::stdout_reader_gone(),
                 replay_lost: replay_lost.as_deref(),
                 hint: hints::asked(findings.delay_hint),
@@ -104,6 +108,10 @@ impl Supervisor<'_> {
                 shape: self.config.shape,
                 base: self.config.policy.base(),
                 preserve_status: self.config.preserve_status,
+                http_status: findings.http_code(),
+                http_retry_on: self.config.http_retry_on,
+                max_retries: self.config.max_retries,
+                reset_after: self.config.reset_after,
             };
             let mut streak = self.streak.get();
             let decision = decide::decide(&facts, &mut rule, &mut streak, rng);

@@ -11,6 +11,14 @@
 //! is retried through the same give-up rule; the first failure ends the run with its status;
 //! running out of retries or time without one ends it with 0).
 //!
+//! `--forever` runs a success again as it retries a failure, through the same checks and the
+//! same give-up rule, whose retries are then the short runs in a row (a crash loop: the
+//! supervisor starts the rule afresh after a run that lasted `--reset-after`).
+//!
+//! A failed attempt whose last HTTP response (`--http-hints`) has a status outside
+//! `--http-retry-on` is not retried, as a status in `--stop-on` is not: the request will not
+//! succeed later (RFC 9110, section 15, <https://www.rfc-editor.org/rfc/rfc9110#section-15>).
+//!
 //! The give-up rule itself (retries used up, the deadline, a delay past it) is the pure
 //! [`GiveUpRule`] of the backoff crate, shared with `--dry-run` and the simulator.
 
@@ -24,9 +32,10 @@ use crate::codes::Verdict;
 use crate::config::Shape;
 use crate::duration::format_human;
 use crate::hints::HintSource;
+use crate::http_status::HttpStatuses;
 use crate::process::{Outcome, StopReason};
 use crate::status::{Exit, TIMED_OUT};
-use retry_tool_backoff::GiveUpRule;
+use retry_tool_backoff::{GiveUp, GiveUpRule};
 
 /// What the run knows once an attempt has ended and its output is settled.
 #[derive(Debug)]
@@ -66,6 +75,14 @@ pub(super) struct Facts<'f> {
     pub base: Duration,
     /// `--preserve-status`.
     pub preserve_status: bool,
+    /// The status of the last HTTP response in its output (`--http-hints`), if one was read.
+    pub http_status: Option<u16>,
+    /// `--http-retry-on`: the HTTP statuses of a failed attempt that are retried.
+    pub http_retry_on: HttpStatuses,
+    /// `--max-retries` (`None`: unlimited); with `--forever`, the short runs in a row allowed.
+    pub max_retries: Option<u64>,
+    /// `--reset-after`, as the run applies it (`--forever`'s crash loop counts runs shorter).
+    pub reset_after: Option<Duration>,
 }
 
 /// The successes in a row of `--successes`: the current streak and the longest seen.
@@ -166,7 +183,7 @@ pub(super) fn decide<R: Rng + ?Sized>(
     }
     let succeeded = f.verdict == Verdict::Success;
     match f.shape {
-        Shape::Plain => {}
+        Shape::Plain | Shape::Forever => {}
         Shape::Streak(needed) if succeeded => return streak_goes_on(f, streak, needed),
         Shape::Streak(_) => streak.current = 0,
         Shape::UntilFail if succeeded => return rerun(f, rule, rng),
@@ -185,7 +202,8 @@ pub(super) fn decide<R: Rng + ?Sized>(
             return Decision::End(Ending::UntilFailFailed { exit });
         }
     }
-    if succeeded {
+    // `--forever` runs a success again too, through the same checks and delays as a failure.
+    if succeeded && f.shape != Shape::Forever {
         return Decision::End(Ending::Succeed);
     }
     let status = f.outcome.status();
@@ -194,6 +212,12 @@ pub(super) fn decide<R: Rng + ?Sized>(
     }
     if f.verdict == Verdict::Stop {
         return give_up(&format!("status {status} is not retried"), exit, true).into();
+    }
+    if let Some(code) = f.http_status
+        && !succeeded
+        && !f.http_retry_on.contains(code)
+    {
+        return give_up(&format!("HTTP {code} is not retried"), exit, true).into();
     }
     if f.reader_gone {
         return give_up("the reader of stdout is gone", exit, true).into();
@@ -214,6 +238,9 @@ pub(super) fn decide<R: Rng + ?Sized>(
     };
     let delay = match rule.next_delay(f.elapsed, floor, rng) {
         Ok(delay) => delay,
+        Err(GiveUp::RetriesUsedUp) if f.shape == Shape::Forever => {
+            return give_up(&crash_loop(f.max_retries, f.reset_after), exit, true).into();
+        }
         Err(why) => return give_up(&crate::report::give_up_reason(why), exit, true).into(),
     };
     if let Some(why) = f.budget_refusal {
@@ -317,7 +344,22 @@ pub(super) fn with_streak(shape: Shape, streak: &Streak, why: &str) -> String {
             "{why}; the longest streak was {} of {needed} successes in a row",
             streak.longest
         ),
-        Shape::Plain | Shape::UntilFail => why.to_string(),
+        Shape::Plain | Shape::UntilFail | Shape::Forever => why.to_string(),
+    }
+}
+
+/// Why `--forever` gives up when `-n` (`max_retries`) short runs in a row after the first
+/// were made: a crash loop, the runs shorter than `reset_after` (none: `--reset-after 0`, every
+/// run counts).
+fn crash_loop(max_retries: Option<u64>, reset_after: Option<Duration>) -> String {
+    let runs = max_retries.map_or(u64::MAX, |n| n.saturating_add(1));
+    let s = if runs == 1 { "" } else { "s" };
+    match reset_after {
+        Some(d) => format!(
+            "{runs} run{s} in a row ended within --reset-after ({}): a crash loop",
+            format_human(d)
+        ),
+        None => format!("no restarts left: {runs} run{s} (--reset-after 0 counts every run)"),
     }
 }
 

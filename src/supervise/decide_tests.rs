@@ -9,16 +9,17 @@ use super::decide::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, d
 use crate::codes::Verdict;
 use crate::config::Shape;
 use crate::hints::HintSource;
+use crate::http_status::HttpStatuses;
 use crate::process::{Ended, Outcome, StopReason};
 use crate::status::{Exit, TIMED_OUT};
 use retry_tool_backoff::{GiveUpRule, Jitter, Limits, Policy};
 
-const SECS: fn(u64) -> Duration = Duration::from_secs;
-const FAILED: Outcome = Outcome::Exited(1);
-const OK: Outcome = Outcome::Exited(0);
+pub(super) const SECS: fn(u64) -> Duration = Duration::from_secs;
+pub(super) const FAILED: Outcome = Outcome::Exited(1);
+pub(super) const OK: Outcome = Outcome::Exited(0);
 
 /// A schedule of 1s, 2s, 4s ... up to 60s, no jitter, with `max_retries`.
-fn rule(max_retries: Option<u64>) -> GiveUpRule {
+pub(super) fn rule(max_retries: Option<u64>) -> GiveUpRule {
     let policy = Policy::new(SECS(1), 2.0, SECS(60), Jitter::None).unwrap();
     GiveUpRule::new(
         policy.schedule(),
@@ -30,7 +31,7 @@ fn rule(max_retries: Option<u64>) -> GiveUpRule {
 }
 
 /// The facts of attempt 1 ending with `outcome`, plain loop, nothing else known.
-fn facts(outcome: &Outcome) -> Facts<'_> {
+pub(super) fn facts(outcome: &Outcome) -> Facts<'_> {
     let status = outcome.status();
     Facts {
         attempt: 1,
@@ -56,10 +57,14 @@ fn facts(outcome: &Outcome) -> Facts<'_> {
         shape: Shape::Plain,
         base: SECS(1),
         preserve_status: false,
+        http_status: None,
+        http_retry_on: HttpStatuses::default(),
+        max_retries: Some(2),
+        reset_after: None,
     }
 }
 
-fn run(facts: &Facts<'_>, rule: &mut GiveUpRule, streak: &mut Streak) -> Decision {
+pub(super) fn run(facts: &Facts<'_>, rule: &mut GiveUpRule, streak: &mut Streak) -> Decision {
     decide(
         facts,
         rule,
@@ -69,11 +74,11 @@ fn run(facts: &Facts<'_>, rule: &mut GiveUpRule, streak: &mut Streak) -> Decisio
 }
 
 /// The decision for `facts` with a fresh rule of 2 retries and no streak.
-fn once(facts: &Facts<'_>) -> Decision {
+pub(super) fn once(facts: &Facts<'_>) -> Decision {
     run(facts, &mut rule(Some(2)), &mut Streak::default())
 }
 
-fn gives_up(why: &str, exit: Exit, failed_first: bool) -> Decision {
+pub(super) fn gives_up(why: &str, exit: Exit, failed_first: bool) -> Decision {
     Decision::End(Ending::GiveUp {
         why: why.to_string(),
         exit,
@@ -82,7 +87,7 @@ fn gives_up(why: &str, exit: Exit, failed_first: bool) -> Decision {
     })
 }
 
-fn again(next: Next, delay: Duration, hint: Option<HintSource>) -> Decision {
+pub(super) fn again(next: Next, delay: Duration, hint: Option<HintSource>) -> Decision {
     Decision::Again { next, delay, hint }
 }
 
@@ -482,3 +487,8 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
         None
     );
 }
+
+#[path = "decide_tests_forever.rs"]
+mod forever;
+#[path = "decide_tests_http.rs"]
+mod http;

@@ -147,7 +147,7 @@ impl Supervisor<'_> {
         if let (true, Some(signal)) = (cut, end.interrupted) {
             if !succeeded {
                 self.reporter
-                    .failed(attempt, &end.outcome, end.ran, None, output_failed);
+                    .failed(&end.attempted(attempt, output_failed), None);
             }
             self.reporter.error(&format!(
                 "stopped by {} while the output of attempt {attempt} was still being written: \
@@ -170,7 +170,7 @@ impl Supervisor<'_> {
         }
         if !succeeded {
             self.reporter
-                .failed(attempt, &end.outcome, end.ran, None, output_failed);
+                .failed(&end.attempted(attempt, output_failed), None);
         }
         if let Some(signal) = end.interrupted {
             self.reporter.interrupted(signal);

@@ -5,10 +5,14 @@
 //! attempt k, the run may go on to attempt k + `--max-retries` (k + `--max-retries` * N with
 //! `--successes N`, whose retries may each lead to N attempts). An attempt stopped by
 //! `--timeout`, `--idle-timeout` or the deadline never counts, however long it ran: it hung.
+//!
+//! With `--forever` a run counts whatever it exited with, and the long run is not one of the
+//! crash loop's: after it, `-n N` allows N + 1 short runs in a row again, as at the start.
 
 use std::time::Duration;
 
 use super::Supervisor;
+use crate::config::Shape;
 use retry_tool_backoff::{GiveUpRule, Limits};
 
 impl Supervisor<'_> {
@@ -19,6 +23,23 @@ impl Supervisor<'_> {
             self.config.policy.schedule(),
             Limits {
                 max_retries: self.config.max_retries,
+                deadline: self.config.deadline,
+            },
+        )
+    }
+
+    /// The give-up rule after a reset: [`Supervisor::give_up_rule`], but with `--forever` one
+    /// retry more, since the long run that reset it was no crash: the restart after it is the
+    /// first of a new series, and `-n N` still allows N + 1 short runs in a row after it.
+    pub(super) fn rule_after_reset(&self) -> GiveUpRule {
+        let mut max_retries = self.config.max_retries;
+        if self.config.shape == Shape::Forever {
+            max_retries = max_retries.map(|n| n.saturating_add(1));
+        }
+        GiveUpRule::new(
+            self.config.policy.schedule(),
+            Limits {
+                max_retries,
                 deadline: self.config.deadline,
             },
         )
@@ -39,12 +60,15 @@ impl Supervisor<'_> {
         if ran < reset_after {
             return false;
         }
-        // With `--successes N`, each retry may lead to N attempts (config::Shape::attempts).
+        // With `--successes N`, each retry may lead to N attempts (config::Shape::attempts);
+        // with `--forever`, the long run is not one of the N + 1 short runs allowed after it.
         let per_retry = self.config.shape.attempts_per_retry();
-        let last = self
-            .config
-            .max_retries
-            .map(|r| attempt.saturating_add(r.saturating_mul(per_retry)));
+        let forever = u64::from(self.config.shape == Shape::Forever);
+        let last = self.config.max_retries.map(|r| {
+            attempt
+                .saturating_add(r.saturating_mul(per_retry))
+                .saturating_add(forever)
+        });
         self.last_attempt.set(last);
         self.reporter.set_max_attempts(last);
         self.reporter.reset(attempt, ran, reset_after);

@@ -74,8 +74,11 @@ impl Observer for TelemetryObserver {
                 } else {
                     a.outcome.status()
                 };
-                self.telemetry
-                    .attempt_end(status, error_type(a.outcome, a.output_failed));
+                self.telemetry.attempt_end(
+                    status,
+                    error_type(a.outcome, a.output_failed),
+                    a.http_status,
+                );
             }
             Event::Wait {
                 after: a,

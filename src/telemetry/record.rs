@@ -85,10 +85,16 @@ impl Telemetry {
         }
     }
 
-    /// The running attempt ended with `status`; `error_type` says how it failed.
-    pub fn attempt_end(&mut self, status: u8, error_type: Option<String>) {
+    /// The running attempt ended with `status`; `error_type` says how it failed; `http_status`
+    /// is its last HTTP response's status, if one was read.
+    pub fn attempt_end(
+        &mut self,
+        status: u8,
+        error_type: Option<String>,
+        http_status: Option<u16>,
+    ) {
         if let Some(t) = &mut self.trace {
-            t.attempt_end(status, error_type);
+            t.attempt_end(status, error_type, http_status);
         }
     }
 

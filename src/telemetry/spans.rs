@@ -75,6 +75,8 @@ struct AttemptSpan {
     pid: Option<i32>,
     exit_code: Option<u8>,
     error_type: Option<String>,
+    /// The status of the last HTTP response in its output (`--http-hints`), if one was read.
+    http_status: Option<u16>,
 }
 
 /// The trace of one run, recorded as it goes, exported at its end.
@@ -154,6 +156,7 @@ impl Trace {
             end: None,
             pid: None,
             exit_code: None,
+            http_status: None,
             error_type: None,
         });
         SpanContext {
@@ -177,12 +180,19 @@ impl Trace {
         }
     }
 
-    /// The running attempt ended now with `exit_code`; `error_type` when it failed.
-    pub fn attempt_end(&mut self, exit_code: u8, error_type: Option<String>) {
+    /// The running attempt ended now with `exit_code`; `error_type` when it failed;
+    /// `http_status`, the status of the last HTTP response in its output, if one was read.
+    pub fn attempt_end(
+        &mut self,
+        exit_code: u8,
+        error_type: Option<String>,
+        http_status: Option<u16>,
+    ) {
         if let Some(a) = self.attempts.last_mut() {
             a.end = Some(SystemTime::now());
             a.exit_code = Some(exit_code);
             a.error_type = error_type;
+            a.http_status = http_status;
         }
     }
 
@@ -251,6 +261,11 @@ impl Trace {
             }
             if let Some(e) = &a.error_type {
                 attributes.push(kv("error.type", Attr::Str(e.clone())));
+            }
+            // OpenTelemetry's HTTP semantic conventions name the response's status so
+            // (<https://opentelemetry.io/docs/specs/semconv/http/http-spans/>).
+            if let Some(code) = a.http_status {
+                attributes.push(kv("http.response.status_code", Attr::Int(i64::from(code))));
             }
             if let Some(args) = &self.args {
                 attributes.push(kv("process.command_args", Attr::Strings(args.clone())));
@@ -332,9 +347,9 @@ mod tests {
         let run = trace.run_context();
         let first = trace.attempt_start(1);
         trace.attempt_pid(42);
-        trace.attempt_end(7, Some("7".into()));
+        trace.attempt_end(7, Some("7".into()), None);
         let second = trace.attempt_start(2);
-        trace.attempt_end(0, None);
+        trace.attempt_end(0, None, Some(200));
         assert_eq!(first.trace_id, run.trace_id);
         assert_ne!(first.span_id, second.span_id);
         assert_eq!(trace.last_attempt(), Some(second));
@@ -357,6 +372,18 @@ mod tests {
                 .any(|a| a.key == "process.command_args")
         );
         assert!(!spans[2].attributes.iter().any(|a| a.key == "error.type"));
+        let http = |i: usize| {
+            spans[i]
+                .attributes
+                .iter()
+                .find(|a| a.key == "http.response.status_code")
+                .map(|a| a.value.clone())
+        };
+        assert_eq!(http(1), None);
+        assert_eq!(
+            http(2).flatten().and_then(|v| v.value),
+            Some(Value::IntValue(200))
+        );
     }
 
     #[test]

@@ -18,6 +18,9 @@
 //! write-out, an `echo` between two curls), those bytes count as the body, and a response
 //! starting within the announced length is missed: a hint lost, never one made up.
 //!
+//! The status code of the last block that ended is kept too (`--http-retry-on`): after
+//! redirects, the final response's.
+//!
 //! The stream is read in chunks as they arrive, whatever their boundaries; at most
 //! [`MAX_HEADER_LINE`] bytes of a line are kept, and outside a header block a line is kept only
 //! while it may still be a status line.
@@ -69,6 +72,8 @@ pub struct HeaderHints {
     /// The fields of the current response.
     response: Response,
     best: Option<Hint>,
+    /// The status code of the last header block that ended (its empty line seen), and when.
+    status: Option<(u16, SystemTime)>,
 }
 
 impl HeaderHints {
@@ -100,6 +105,13 @@ impl HeaderHints {
     /// The latest hint seen so far.
     pub fn hint(&self) -> Option<Hint> {
         self.best
+    }
+
+    /// The status code of the last response whose header block ended (at its empty line), and
+    /// the time of the bytes that ended it: after redirects, the final response's. A block cut
+    /// before its empty line does not count, nor does a status line with no block after it.
+    pub fn status(&self) -> Option<(u16, SystemTime)> {
+        self.status
     }
 
     /// Passes over up to `available` bytes of a body with `left` bytes to come; returns how
@@ -240,6 +252,11 @@ impl HeaderHints {
             line
         };
         if field.is_empty() {
+            // A code outside the classes RFC 9110 defines (1xx to 5xx) says nothing.
+            let code = self.response.code();
+            if (100..=599).contains(&code) {
+                self.status = Some((code, now));
+            }
             let body = self.response.body_length();
             self.state = if body > 0 {
                 State::Body {

@@ -244,3 +244,73 @@ fn many_responses_keep_no_more_than_a_line() {
     );
     assert_eq!(h.hint().map(|h| h.wait_from(now()).as_secs()), Some(9));
 }
+
+/// The status of the last response whose block ended, in `text` fed in pieces of `size`.
+fn status(text: &[u8], size: usize) -> Option<u16> {
+    let mut h = HeaderHints::new();
+    for piece in text.chunks(size) {
+        h.feed(piece, now());
+    }
+    h.end(now());
+    h.status().map(|s| s.0)
+}
+
+#[test]
+fn the_status_is_the_last_ended_block_s_after_redirects() {
+    let redirect = b"HTTP/1.1 301 Moved\r\nLocation: /b\r\nContent-Length: 5\r\n\r\n\
+                     HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+    let through = b"HTTP/1.1 301 Moved\r\nLocation: /b\r\n\r\nHTTP/1.1 503 Busy\r\n\r\n\
+                    HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    // `curl -v` on stderr, HTTP/2: lower-case fields, `<` ending the block.
+    let verbose = b"* Connected\n> GET / HTTP/2\n> \n< HTTP/2 429 \n< retry-after: 1\n<\n\
+                    * Connection left intact\n";
+    for size in [1, 2, 7, 4096] {
+        assert_eq!(status(redirect, size), Some(404), "{size}");
+        assert_eq!(status(through, size), Some(200), "{size}");
+        assert_eq!(status(verbose, size), Some(429), "{size}");
+    }
+}
+
+#[test]
+fn a_status_line_without_its_block_s_end_or_inside_a_body_does_not_count() {
+    assert_eq!(
+        status(b"HTTP/1.1 404 Not Found\r\nServer: x\r\n", 4096),
+        None
+    );
+    assert_eq!(status(b"HTTP/1.1 404 Not Found", 4096), None);
+    assert_eq!(status(b"<p>HTTP/1.1 404</p>\n\n", 4096), None);
+    // A body of known length holding a whole response: skipped whole.
+    let body = b"HTTP/1.1 200 OK\r\n\r\n";
+    let mut text = format!(
+        "HTTP/1.1 503 Busy\r\nContent-Length: {}\r\n\r\nx",
+        body.len() + 1
+    )
+    .into_bytes();
+    text.extend_from_slice(body);
+    for size in [1, 3, 4096] {
+        assert_eq!(status(&text, size), Some(503), "{size}");
+    }
+}
+
+#[test]
+fn huge_and_malformed_status_codes_are_no_status_lines() {
+    for line in [
+        "HTTP/1.1 4040 Not Found",
+        "HTTP/1.1 40 Short",
+        "HTTP/1.1 -404 Negative",
+        "HTTP/1.1 99999999999999999999 Huge",
+        "HTTP/11.1 404 Version",
+        "HTTP/1.1 4x4 Letters",
+        "HTTP/1.1 404\u{7}Bell",
+    ] {
+        let text = format!("{line}\r\n\r\n");
+        assert_eq!(status(text.as_bytes(), 4096), None, "{line}");
+    }
+    // Three digits outside the classes 1xx to 5xx say nothing: the previous status stands.
+    assert_eq!(status(b"HTTP/1.1 999 Odd\r\n\r\n", 4096), None);
+    assert_eq!(status(b"HTTP/1.1 000 Zero\r\n\r\n", 4096), None);
+    assert_eq!(
+        status(b"HTTP/1.1 503 Busy\r\n\r\nHTTP/1.1 600 Odd\r\n\r\n", 4096),
+        Some(503)
+    );
+}

@@ -1,0 +1,93 @@
+//! `--http-retry-on` in the decision after an attempt ([`super::super::decide`]): a failed
+//! attempt whose last HTTP response has a status outside the set is not retried.
+
+use super::*;
+
+/// The facts of attempt 1 exiting 22 (curl -f's status for an HTTP error) after a response
+/// with `code`.
+fn curl_failed(code: Option<u16>) -> Facts<'static> {
+    const CURL_22: Outcome = Outcome::Exited(22);
+    let mut f = facts(&CURL_22);
+    f.http_status = code;
+    f
+}
+
+#[test]
+fn a_status_outside_the_set_is_not_retried_and_ends_with_the_attempt_s_status() {
+    for code in [404, 400, 401, 403, 410, 422, 301, 200] {
+        assert_eq!(
+            once(&curl_failed(Some(code))),
+            gives_up(&format!("HTTP {code} is not retried"), Exit::Code(22), true),
+            "{code}"
+        );
+    }
+}
+
+#[test]
+fn the_default_set_retries_408_425_429_and_5xx() {
+    for code in [408, 425, 429, 500, 502, 503, 504, 599] {
+        assert_eq!(
+            once(&curl_failed(Some(code))),
+            again(Next::Retry, SECS(1), None),
+            "{code}"
+        );
+    }
+}
+
+#[test]
+fn a_failure_without_a_status_line_is_retried() {
+    assert_eq!(once(&curl_failed(None)), again(Next::Retry, SECS(1), None));
+}
+
+#[test]
+fn any_retries_every_status() {
+    let mut f = curl_failed(Some(404));
+    f.http_retry_on = "any".parse().unwrap();
+    assert_eq!(once(&f), again(Next::Retry, SECS(1), None));
+}
+
+#[test]
+fn a_success_is_one_whatever_status_it_printed() {
+    let mut f = facts(&OK);
+    f.http_status = Some(404);
+    assert_eq!(once(&f), Decision::End(Ending::Succeed));
+}
+
+#[test]
+fn stop_on_and_stop_if_output_come_first() {
+    let mut f = curl_failed(Some(404));
+    f.verdict = Verdict::Stop;
+    assert_eq!(
+        once(&f),
+        gives_up("status 22 is not retried", Exit::Code(22), true)
+    );
+    let mut f = curl_failed(Some(404));
+    f.stop_match = true;
+    assert_eq!(
+        once(&f),
+        gives_up("its output matched --stop-if-output", Exit::Code(22), true)
+    );
+}
+
+#[test]
+fn a_stop_signal_comes_before_the_status() {
+    let mut f = curl_failed(Some(404));
+    f.interrupted = Some(2);
+    assert_eq!(
+        once(&f),
+        Decision::End(Ending::Stopped {
+            signal: 2,
+            exit: Exit::Code(22)
+        })
+    );
+}
+
+#[test]
+fn with_forever_a_status_outside_the_set_ends_the_run_too() {
+    let mut f = curl_failed(Some(404));
+    f.shape = Shape::Forever;
+    assert_eq!(
+        once(&f),
+        gives_up("HTTP 404 is not retried", Exit::Code(22), true)
+    );
+}
