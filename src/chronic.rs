@@ -13,7 +13,7 @@
 //! stopped the run) ends retry by that signal.
 
 use crate::codes::signal_name;
-use crate::observe::{End, Event, Observer};
+use crate::observe::{End, Event, Observer, RunResult};
 use crate::pipeline::RunIo;
 use crate::report::Writer;
 use crate::size::{format_size, format_size_roughly};
@@ -59,7 +59,9 @@ impl Observer for Chronic<'_> {
             return;
         };
         held.seal();
-        if end.exit == Exit::Code(0) {
+        // A run that gave up is shown even when it ends with 0: `--forever`'s crash loop of
+        // runs that exited 0, or its --stop-if-output after a success.
+        if end.exit == Exit::Code(0) && end.result != RunResult::GaveUp {
             held.clear();
             self.writer.release_closing(false);
             return;

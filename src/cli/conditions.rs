@@ -78,13 +78,14 @@ pub struct ConditionArgs {
 
     /// With --http-hints, only these HTTP statuses are retried [default: 408,425,429,500-599]
     ///
-    /// A failed attempt whose last response (after redirects, the final status line of its
-    /// header blocks) has another status is not retried, as for --stop-on: a 404, 401, 403, 400
-    /// or 422 will not change by asking again. STATUSES: codes, ranges and classes, e.g.
-    /// 429,5xx or 408,500-504; "any" retries every status. A failure without a status line (a
-    /// refused connection, a DNS failure, a timeout) is retried as before; a success is one
-    /// whatever it printed. curl needs its headers in the output: `curl -fsS -D /dev/stderr
-    /// URL`, or `-i` without -f.
+    /// A failed attempt whose last response (after redirects, the final one read) has another
+    /// error status (4xx, 5xx) is not retried, as for --stop-on: a 404, 401, 403, 400 or 422
+    /// will not change by asking again; unless its headers ask for a wait (Retry-After, a
+    /// spent rate limit), which says when to come back. STATUSES: codes, ranges and classes,
+    /// e.g. 429,5xx or 408,500-504; "any" retries every status. A failure without an error
+    /// status (a refused connection, a DNS failure, a timeout, a body cut short after a 200)
+    /// is retried as before; a success is one whatever it printed. curl needs its headers in
+    /// the output: `curl -fsS -D /dev/stderr URL`, or `-i` without -f.
     #[arg(allow_hyphen_values = true, long, env = "RETRY_HTTP_RETRY_ON",
           value_name = "STATUSES", value_parser = HttpStatuses::from_str)]
     pub http_retry_on: Option<HttpStatuses>,

@@ -15,9 +15,13 @@
 //! same give-up rule, whose retries are then the short runs in a row (a crash loop: the
 //! supervisor starts the rule afresh after a run that lasted `--reset-after`).
 //!
-//! A failed attempt whose last HTTP response (`--http-hints`) has a status outside
-//! `--http-retry-on` is not retried, as a status in `--stop-on` is not: the request will not
-//! succeed later (RFC 9110, section 15, <https://www.rfc-editor.org/rfc/rfc9110#section-15>).
+//! A failed attempt whose last HTTP response (`--http-hints`) has an error status (4xx, 5xx)
+//! outside `--http-retry-on` is not retried, as a status in `--stop-on` is not: the request
+//! will not succeed later (RFC 9110, section 15,
+//! <https://www.rfc-editor.org/rfc/rfc9110#section-15>). Unless the server asks for a wait
+//! (a hint): then it says when to come back, whatever the status (GitHub answers a spent rate
+//! limit with 403 and `X-RateLimit-Remaining: 0`). A 1xx, 2xx or 3xx says nothing of the
+//! failure, which came after the response or beside it (a body cut short, a later command).
 //!
 //! The give-up rule itself (retries used up, the deadline, a delay past it) is the pure
 //! [`GiveUpRule`] of the backoff crate, shared with `--dry-run` and the simulator.
@@ -176,6 +180,13 @@ pub(super) fn decide<R: Rng + ?Sized>(
     let f = facts;
     let exit = exit_for(f.outcome, f.output_failed, f.preserve_status);
     if let Some(signal) = f.interrupted {
+        // With --forever the signal alone ends the run (the command would have run on): retry
+        // dies of it whatever the last run did, as a service manager expects of a clean stop.
+        let exit = if f.shape == Shape::Forever {
+            Exit::Signal(signal)
+        } else {
+            exit
+        };
         return Decision::End(Ending::Stopped { signal, exit });
     }
     if let Outcome::LaunchFailed { .. } = f.outcome {
@@ -213,8 +224,12 @@ pub(super) fn decide<R: Rng + ?Sized>(
     if f.verdict == Verdict::Stop {
         return give_up(&format!("status {status} is not retried"), exit, true).into();
     }
+    // Only an error status (4xx, 5xx) says the request failed; a server that asks for a wait
+    // says to come back, whatever the status (GitHub's spent rate limit is a 403).
     if let Some(code) = f.http_status
         && !succeeded
+        && code >= 400
+        && f.hint.is_none()
         && !f.http_retry_on.contains(code)
     {
         return give_up(&format!("HTTP {code} is not retried"), exit, true).into();

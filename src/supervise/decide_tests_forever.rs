@@ -94,16 +94,19 @@ fn stop_if_output_ends_it_even_after_a_success() {
 }
 
 #[test]
-fn a_stop_signal_ends_it_with_the_run_s_status() {
-    let mut f = forever(&OK);
-    f.interrupted = Some(15);
-    assert_eq!(
-        once(&f),
-        Decision::End(Ending::Stopped {
-            signal: 15,
-            exit: Exit::Code(0)
-        })
-    );
+fn a_stop_signal_ends_it_and_retry_dies_of_it_whatever_the_run_did() {
+    for outcome in [OK, FAILED, Outcome::Signaled(9)] {
+        let mut f = forever(&outcome);
+        f.interrupted = Some(15);
+        assert_eq!(
+            once(&f),
+            Decision::End(Ending::Stopped {
+                signal: 15,
+                exit: Exit::Signal(15)
+            }),
+            "{outcome:?}"
+        );
+    }
 }
 
 #[test]

@@ -14,7 +14,7 @@ fn curl_failed(code: Option<u16>) -> Facts<'static> {
 
 #[test]
 fn a_status_outside_the_set_is_not_retried_and_ends_with_the_attempt_s_status() {
-    for code in [404, 400, 401, 403, 410, 422, 301, 200] {
+    for code in [404, 400, 401, 403, 410, 422, 499] {
         assert_eq!(
             once(&curl_failed(Some(code))),
             gives_up(&format!("HTTP {code} is not retried"), Exit::Code(22), true),
@@ -32,6 +32,29 @@ fn the_default_set_retries_408_425_429_and_5xx() {
             "{code}"
         );
     }
+}
+
+#[test]
+fn a_status_that_is_no_error_says_nothing_of_the_failure_which_is_retried() {
+    // A body cut short after a 200 (curl 18, 56), a redirect not followed and a later command
+    // failing: the response was no error.
+    for code in [100, 200, 204, 301, 304, 399] {
+        assert_eq!(
+            once(&curl_failed(Some(code))),
+            again(Next::Retry, SECS(1), None),
+            "{code}"
+        );
+    }
+}
+
+#[test]
+fn a_server_that_asks_for_a_wait_is_retried_whatever_the_status() {
+    let mut f = curl_failed(Some(403));
+    f.hint = Some((SECS(2), HintSource::XRateLimitReset));
+    assert_eq!(
+        once(&f),
+        again(Next::Retry, SECS(2), Some(HintSource::XRateLimitReset))
+    );
 }
 
 #[test]

@@ -31,6 +31,8 @@ mod fallbacks;
 mod fatal_signals;
 mod fidelity;
 mod folds;
+mod forever;
+mod forever_signals;
 mod generated;
 mod github;
 mod hooks;
