@@ -32,8 +32,15 @@ pub const EXAMPLES: &[Example] = &[
     Example {
         command: "retry --http-hints -- curl -fsS -D /dev/stderr https://api.example.com/",
         what: "Wait at least as long as the server asks (Retry-After, RateLimit, \
-               X-RateLimit-Reset, x-amz-retry-after), up to --max-hint: curl prints the \
-               headers on stderr, where retry reads them, and the body alone on stdout.",
+               X-RateLimit-Reset, x-amz-retry-after), up to --max-hint, and retry only the \
+               statuses that may succeed later (--http-retry-on: 408, 425, 429, 5xx; a 404 \
+               ends the run): curl prints the headers on stderr, where retry reads them, and \
+               the body alone on stdout.",
+    },
+    Example {
+        command: "retry --forever -- ssh -N -L 8080:localhost:80 tunnel.example.com",
+        what: "Keep a tunnel up: run it again whenever it exits, backing off while it keeps \
+               failing within a minute, until TERM or Ctrl-C (retry then dies of that signal).",
     },
     Example {
         command: "retry --preset aws --dry-run",
@@ -60,7 +67,7 @@ pub const EXAMPLES: &[Example] = &[
 ];
 
 /// How many [`EXAMPLES`] `-h` shows.
-pub const SHORT_EXAMPLES: usize = 3;
+pub const SHORT_EXAMPLES: usize = 4;
 
 /// One exit status retry can end with.
 #[derive(Clone, Copy, Debug)]

@@ -21,7 +21,9 @@ pub struct StoppingArgs {
     /// Retries after the first attempt, or "unlimited" [default: 5]
     ///
     /// The default 5 means at most 6 attempts in all. Attempts see their number and this
-    /// limit plus one in RETRY_ATTEMPT and RETRY_MAX_ATTEMPTS.
+    /// limit plus one in RETRY_ATTEMPT and RETRY_MAX_ATTEMPTS. With --forever it limits the
+    /// runs in a row that end within --reset-after (a crash loop), and is unlimited unless
+    /// given.
     #[arg(allow_hyphen_values = true, short = 'n', long, env = "RETRY_MAX_RETRIES",
           value_name = "N|unlimited", value_parser = RetryLimit::from_str)]
     pub max_retries: Option<RetryLimit>,
@@ -32,7 +34,7 @@ pub struct StoppingArgs {
     /// numbers, and after a reset at attempt K the run may go on to attempt K + --max-retries
     /// (RETRY_MAX_ATTEMPTS says so). `retry -n 5 --reset-after 10m -- ssh -N tunnel` gives up
     /// after five quick failures in a row but keeps a tunnel that stays up for hours. 0 means
-    /// never.
+    /// never. With --forever a run counts whatever it exited with, and the default is 1m.
     #[arg(allow_hyphen_values = true, long, env = "RETRY_RESET_AFTER", value_name = "DURATION",
           value_parser = parse_duration)]
     pub reset_after: Option<Duration>,

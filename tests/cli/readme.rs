@@ -39,6 +39,7 @@ const USED: &[(&str, &str)] = &[
     ("readme-test", "loops-delays"),
     ("readme-test", "loops-successes"),
     ("readme-test", "loops-until-fail"),
+    ("readme-test", "loops-forever"),
     ("readme-test", "loops-lock"),
     ("readme-test", "loops-env-file"),
     ("readme-test", "metrics-cron"),

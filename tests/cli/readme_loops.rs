@@ -39,11 +39,18 @@ fn prints_what_the_page_shows(name: &str) {
     );
 }
 
-/// `lines` with each elapsed time (`after 412ms`, `after 1m 3s:`) as `after ...`.
+/// `lines` with each elapsed time (`after 412ms`, `after 1m 3s:`, `gave up after 3 runs (2
+/// restarts) in 4ms:`) as `after ...` (`in ...`).
 fn elapsed_aside(lines: &[String]) -> Vec<String> {
     lines
         .iter()
         .map(|line| match line.split_once(" after ") {
+            Some((head, rest)) if head.ends_with("gave up") => {
+                let (made, rest) = rest.split_once(" in ").unwrap();
+                let (took, tail) = rest.split_once(':').unwrap();
+                assert!(crate::helpers::human_secs(took) >= 0.0, "{line}");
+                format!("{head} after {made} in ...:{tail}")
+            }
             Some((head, rest)) => {
                 let end = rest.find([',', ':']).unwrap_or(rest.len());
                 let (took, tail) = rest.split_at(end);
@@ -68,6 +75,11 @@ fn the_streak_example_prints_what_the_page_shows() {
 #[test]
 fn the_until_fail_example_prints_what_the_page_shows() {
     prints_what_the_page_shows("loops-until-fail");
+}
+
+#[test]
+fn forever_restarts_and_a_crash_loop_ends_it_as_the_page_shows() {
+    prints_what_the_page_shows("loops-forever");
 }
 
 #[test]
