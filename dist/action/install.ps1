@@ -124,7 +124,8 @@ if ((Test-Path -LiteralPath "$dir.complete") -and (Test-Path -LiteralPath $exe))
         if ($actual -cne $expected) {
             throw "checksum mismatch: $zip has SHA-256 $actual, its .sha256 says $expected"
         }
-        Add-Type -AssemblyName System.IO.Compression.FileSystem
+        # ZipFile: loaded already in PowerShell 7; Windows PowerShell needs the assembly.
+        try { Add-Type -AssemblyName System.IO.Compression.FileSystem } catch { }
         $archive = [IO.Compression.ZipFile]::OpenRead((Join-Path $scratch $zip))
         try {
             foreach ($entry in $archive.Entries) {
@@ -142,7 +143,7 @@ if ((Test-Path -LiteralPath "$dir.complete") -and (Test-Path -LiteralPath $exe))
             $archive.Dispose()
         }
         Move-Item -LiteralPath "$exe.part" -Destination $exe
-        $said = & $exe --version 2>&1
+        $said = & $exe --version
         if ($LASTEXITCODE -ne 0) { throw "the retry $version of $target does not run on this runner: $said" }
         New-Item -ItemType File -Path "$dir.complete" | Out-Null
     } catch {
