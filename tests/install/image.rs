@@ -234,8 +234,16 @@ fn the_image_holds_the_binary_and_licences_for_amd64_and_arm64_and_runs_retry_as
     // The entrypoint run in a container of this machine's architecture: the binary under test
     // when it is static, else the static stand-in.
     let (program, args, says): (Vec<u8>, &[&str], String) = if is_static_elf(&real) {
+        eprintln!(
+            "the image runs the binary under test, {}",
+            binary().display()
+        );
         (real.clone(), &["--version"], format!("retry {version}\n"))
     } else {
+        eprintln!(
+            "the image runs a static stand-in: {} is linked dynamically",
+            binary().display()
+        );
         let bytes = stand_in(&scratch.tmp());
         (
             bytes,
