@@ -136,15 +136,40 @@ fn the_image_holds_the_binary_and_licences_for_amd64_and_arm64_and_runs_retry_as
     }
     let scratch = Scratch::new();
     let version = env!("CARGO_PKG_VERSION");
+    // This machine's architecture's image holds what can run in it: the binary under test when
+    // it is static, else the static stand-in; the other architecture's holds the binary under
+    // test (when it is not already in the first), so that one image is built from its bytes.
     let real = std::fs::read(binary()).unwrap();
-    let arm64 = b"an arm64 retry\n".to_vec();
-    let ctx = scratch.path().join("context");
-    let (amd64, arm64_bytes) = if host_arch() == "amd64" {
-        (real.clone(), arm64.clone())
+    let (program, args, says): (Vec<u8>, &[&str], String) = if is_static_elf(&real) {
+        eprintln!(
+            "the image runs the binary under test, {}",
+            binary().display()
+        );
+        (real.clone(), &["--version"], format!("retry {version}\n"))
     } else {
-        (b"an amd64 retry\n".to_vec(), real.clone())
+        eprintln!(
+            "the image runs a static stand-in: {} is linked dynamically",
+            binary().display()
+        );
+        let bytes = stand_in(&scratch.tmp());
+        (
+            bytes,
+            &["-n", "3", "--", "true"],
+            "stand-in for retry: -n 3 -- true\n".to_string(),
+        )
     };
-    context(&ctx, version, amd64.clone(), arm64_bytes.clone());
+    let other = if program == real {
+        b"another architecture's retry\n".to_vec()
+    } else {
+        real.clone()
+    };
+    let (amd64, arm64) = if host_arch() == "amd64" {
+        (program, other)
+    } else {
+        (other, program)
+    };
+    let ctx = scratch.path().join("context");
+    context(&ctx, version, amd64.clone(), arm64.clone());
     let oci = scratch.path().join("oci");
     for arch in ["amd64", "arm64"] {
         build(
@@ -208,11 +233,7 @@ fn the_image_holds_the_binary_and_licences_for_amd64_and_arm64_and_runs_retry_as
             ],
             "{arch}"
         );
-        let expected = if arch == "amd64" {
-            &amd64
-        } else {
-            &arm64_bytes
-        };
+        let expected = if arch == "amd64" { &amd64 } else { &arm64 };
         assert!(
             std::fs::read(rootfs.join("usr/local/bin/retry")).unwrap() == *expected,
             "{arch}"
@@ -231,42 +252,9 @@ fn the_image_holds_the_binary_and_licences_for_amd64_and_arm64_and_runs_retry_as
         }
     }
 
-    // The entrypoint run in a container of this machine's architecture: the binary under test
-    // when it is static, else the static stand-in.
-    let (program, args, says): (Vec<u8>, &[&str], String) = if is_static_elf(&real) {
-        eprintln!(
-            "the image runs the binary under test, {}",
-            binary().display()
-        );
-        (real.clone(), &["--version"], format!("retry {version}\n"))
-    } else {
-        eprintln!(
-            "the image runs a static stand-in: {} is linked dynamically",
-            binary().display()
-        );
-        let bytes = stand_in(&scratch.tmp());
-        (
-            bytes,
-            &["-n", "3", "--", "true"],
-            "stand-in for retry: -n 3 -- true\n".to_string(),
-        )
-    };
-    let ctx = scratch.path().join("context-run");
-    let (amd64, arm64) = if host_arch() == "amd64" {
-        (program, arm64)
-    } else {
-        (b"an amd64 retry\n".to_vec(), program)
-    };
-    context(&ctx, version, amd64, arm64);
-    build(
-        &scratch,
-        &ctx,
-        version,
-        &format!("linux/{}", host_arch()),
-        "retry-test:run",
-    );
+    // The entrypoint, run in a container of this machine's architecture's image.
     let mut from = buildah(&scratch);
-    from.args(["from", "--quiet", "retry-test:run"]);
+    from.args(["from", "--quiet", &format!("retry-test:{}", host_arch())]);
     let container = ok(from).trim().to_string();
     let mut inside = buildah(&scratch);
     inside
