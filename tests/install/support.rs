@@ -62,22 +62,29 @@ impl Shell {
 }
 
 /// A directory holding a link to busybox for each of its applets (`busybox --install -s`),
-/// made once per test run under cargo's scratch directory for tests.
+/// under cargo's scratch directory for tests: made once, then used by every run.
 fn busybox_applets() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("busybox-applets-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let busybox = which("busybox");
-        let out = Command::new(&busybox)
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("busybox-applets");
+        if dir.join("wget").exists() {
+            return dir;
+        }
+        // Made beside it, then renamed into place (another test run may be doing the same).
+        let made = dir.with_extension(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&made);
+        std::fs::create_dir_all(&made).unwrap();
+        let out = Command::new(which("busybox"))
             .arg("--install")
             .arg("-s")
-            .arg(&dir)
+            .arg(&made)
             .output()
             .unwrap();
         assert!(out.status.success(), "busybox --install: {out:?}");
+        if std::fs::rename(&made, &dir).is_err() {
+            let _ = std::fs::remove_dir_all(&made);
+        }
+        assert!(dir.join("wget").exists(), "{}", dir.display());
         dir
     })
 }
