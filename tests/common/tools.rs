@@ -153,6 +153,14 @@ pub const DASH: Tool = Tool::program("dash", "dash");
 /// BusyBox's ash and applets (wget, tar, sha256sum), another shell `dist/install.sh` is run
 /// under, with BusyBox's tools alone on PATH.
 pub const BUSYBOX: Tool = Tool::program("busybox", "busybox");
+/// GNU wget, which `dist/install.sh` downloads with where there is no curl.
+pub const WGET: Tool = Tool::checked("wget", "wget", || {
+    std::process::Command::new("wget")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"GNU Wget"))
+});
 /// Lints the install scripts (`tests/install/lint.rs`).
 pub const SHELLCHECK: Tool = Tool::program("shellcheck", "shellcheck");
 /// Builds the container image from `dist/Dockerfile` (`tests/install/image.rs`).
@@ -200,6 +208,7 @@ pub const ALL: &[Tool] = &[
     MINGW_GCC,
     DASH,
     BUSYBOX,
+    WGET,
     SHELLCHECK,
     BUILDAH,
     ACTIONLINT,

@@ -150,6 +150,76 @@ fn a_directory_not_named_bin_gets_the_binary_alone_and_a_missing_one_is_made() {
 }
 
 #[test]
+fn without_curl_gnu_wget_downloads() {
+    if !shells() || !require(&[tools::WGET]) {
+        return;
+    }
+    let release = small();
+    let server = serve(release);
+    // A PATH with GNU wget and the other tools install.sh needs, and no curl.
+    let scratch = Scratch::new();
+    let bin = scratch.path().join("no curl");
+    std::fs::create_dir(&bin).unwrap();
+    for tool in [
+        "uname",
+        "sed",
+        "tr",
+        "grep",
+        "awk",
+        "cp",
+        "mv",
+        "rm",
+        "rmdir",
+        "mkdir",
+        "chmod",
+        "dirname",
+        "basename",
+        "mktemp",
+        "tar",
+        "gzip",
+        "sha256sum",
+        "cat",
+        "wget",
+    ] {
+        std::os::unix::fs::symlink(crate::support::which(tool), bin.join(tool)).unwrap();
+    }
+    let to = scratch.path().join("prefix/bin");
+    let run = install_sh(
+        Shell::Dash,
+        &scratch,
+        &args(release, server.url(), to.to_str().unwrap()),
+        &[("PATH", bin.to_str().unwrap())],
+    );
+    run.ok();
+    assert_eq!(
+        version_of(&to.join("retry")),
+        format!("retry {}", release.version)
+    );
+    // A 404 under wget: its own line, after the URL.
+    let run = install_sh(
+        Shell::Dash,
+        &scratch,
+        &[
+            "--version",
+            "9.9.9",
+            "--from",
+            server.url(),
+            "--to",
+            to.to_str().unwrap(),
+        ],
+        &[("PATH", bin.to_str().unwrap())],
+    );
+    let line = run.one_line_failure();
+    assert!(
+        line.starts_with(&format!(
+            "install.sh: cannot download '{}/retry-tool-9.9.9-",
+            server.url()
+        )),
+        "{line}"
+    );
+}
+
+#[test]
 fn the_default_to_is_home_local_bin_and_a_second_install_replaces_the_first() {
     if !shells() {
         return;
