@@ -36,6 +36,7 @@ mod github;
 mod hooks;
 mod http;
 mod http_hints;
+mod http_status;
 mod idle;
 mod leftover_output;
 mod leftover_output_relay;
