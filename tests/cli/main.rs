@@ -37,6 +37,7 @@ mod hooks;
 mod http;
 mod http_hints;
 mod http_status;
+mod http_status_hostile;
 mod idle;
 mod leftover_output;
 mod leftover_output_relay;
