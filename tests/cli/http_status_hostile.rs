@@ -305,6 +305,8 @@ fn sets_that_are_no_sets_are_refused_saying_why() {
         ("503-500", "range '503-500' runs backwards"),
         ("-404", "empty item in list of HTTP statuses"),
         ("404;503", "'404;503' is neither an HTTP status"),
+        ("any,404", "'any' stands alone"),
+        ("404, ANY", "'any' stands alone"),
     ] {
         let line = refused(
             release().args(["--http-hints", "--http-retry-on", set, "--", "true"]),
