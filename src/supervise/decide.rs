@@ -15,9 +15,12 @@
 //! same give-up rule, whose retries are then the short runs in a row (a crash loop: the
 //! supervisor starts the rule afresh after a run that lasted `--reset-after`).
 //!
-//! A failed attempt whose last HTTP response (`--http-hints`) has a status outside
-//! `--http-retry-on` is not retried, as a status in `--stop-on` is not: the request will not
-//! succeed later (RFC 9110, section 15, <https://www.rfc-editor.org/rfc/rfc9110#section-15>).
+//! A failed attempt whose last HTTP response (`--http-hints`) has an error status (4xx, 5xx)
+//! outside `--http-retry-on` is not retried, as a status in `--stop-on` is not: the request
+//! will not succeed later (RFC 9110, section 15,
+//! <https://www.rfc-editor.org/rfc/rfc9110#section-15>). After a 1xx, 2xx or 3xx the attempt
+//! failed for another reason than the answer (a body cut short, curl's `--max-time`, a
+//! redirect's target refusing the connection): it is retried as one without a status.
 //!
 //! The give-up rule itself (retries used up, the deadline, a delay past it) is the pure
 //! [`GiveUpRule`] of the backoff crate, shared with `--dry-run` and the simulator.
@@ -215,6 +218,7 @@ pub(super) fn decide<R: Rng + ?Sized>(
     }
     if let Some(code) = f.http_status
         && !succeeded
+        && code >= 400
         && !f.http_retry_on.contains(code)
     {
         return give_up(&format!("HTTP {code} is not retried"), exit, true).into();

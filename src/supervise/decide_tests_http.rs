@@ -14,7 +14,7 @@ fn curl_failed(code: Option<u16>) -> Facts<'static> {
 
 #[test]
 fn a_status_outside_the_set_is_not_retried_and_ends_with_the_attempt_s_status() {
-    for code in [404, 400, 401, 403, 410, 422, 301, 200] {
+    for code in [404, 400, 401, 403, 410, 422, 451, 499] {
         assert_eq!(
             once(&curl_failed(Some(code))),
             gives_up(&format!("HTTP {code} is not retried"), Exit::Code(22), true),
@@ -30,6 +30,22 @@ fn the_default_set_retries_408_425_429_and_5xx() {
             once(&curl_failed(Some(code))),
             again(Next::Retry, SECS(1), None),
             "{code}"
+        );
+    }
+}
+
+#[test]
+fn a_failure_after_a_status_that_is_no_error_is_retried() {
+    // A body cut short after a 200 (curl 18), curl's --max-time after a 206 (28), a redirect's
+    // target refusing the connection (7): the answer said nothing against the request.
+    for code in [100, 200, 204, 206, 301, 302, 304, 399] {
+        let mut f = curl_failed(Some(code));
+        assert_eq!(once(&f), again(Next::Retry, SECS(1), None), "{code}");
+        f.http_retry_on = "404".parse().unwrap();
+        assert_eq!(
+            once(&f),
+            again(Next::Retry, SECS(1), None),
+            "{code}, 404 only"
         );
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::helpers::http::{HttpServer, RawServer, Reply};
 use crate::helpers::{refused, release};
-use crate::http_status::{Run, run};
+use crate::http_status::{Run, refusing_url, run};
 use crate::tools::{self, require};
 
 /// A fake response, as a body might quote one.
@@ -314,4 +314,73 @@ fn sets_that_are_no_sets_are_refused_saying_why() {
         );
         assert!(line.contains(&format!("'{set}'")), "{line}");
     }
+}
+
+#[test]
+fn a_download_cut_after_its_200_is_retried() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
+    // The 200 said nothing against the request: the transfer failed after it (curl 18), as a
+    // refused connection fails before any answer, and is retried.
+    let cut = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc".to_vec();
+    let whole = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfine\n".to_vec();
+    let server = RawServer::start(vec![cut.clone(), whole], Duration::ZERO);
+    let r = run(
+        &["-n", "1"],
+        &["curl", "-fsS", "-D", "/dev/stderr", server.url()],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        r.lines()[0],
+        "attempt 1 of 2: curl exited with status 18 (HTTP 200); retrying in 0s",
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stdout, "abcfine\n");
+    // So is one that stalls past curl's --max-time (28).
+    let server = RawServer::start(vec![cut], HOLD);
+    let command = [
+        "curl",
+        "-fsS",
+        "-m",
+        "0.3",
+        "-D",
+        "/dev/stderr",
+        server.url(),
+    ];
+    let r = run(&["-n", "1"], &command);
+    assert_eq!(r.code, Some(28), "{}", r.stderr);
+    assert_eq!(
+        r.lines().last().unwrap(),
+        "gave up after 2 attempts in T: no retries left (last response: HTTP 200)",
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_redirect_to_a_refused_connection_is_retried() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
+    // The 301 was followed; its target refused the connection: no answer to judge.
+    let refusing = refusing_url();
+    let server =
+        HttpServer::start(move |_, _, _| Reply::new(301, "").header("Location", &refusing));
+    let url = format!("{}/moved", server.url());
+    let command = ["curl", "-fsS", "-L", "-D", "/dev/stderr", &url];
+    let r = run(&["-n", "1"], &command);
+    assert_eq!(r.code, Some(7), "{}", r.stderr);
+    assert_eq!(
+        r.lines(),
+        [
+            "attempt 1 of 2: curl exited with status 7 (HTTP 301); retrying in 0s",
+            "attempt 2 of 2: curl exited with status 7 (HTTP 301)",
+            "gave up after 2 attempts in T: no retries left (last response: HTTP 301)",
+        ],
+        "{}",
+        r.stderr
+    );
+    assert_eq!(server.requests().len(), 2);
 }
