@@ -72,6 +72,25 @@ fn not_retried(r: &Run, code: u16, exit: i32, what: &str) {
     assert_eq!(r.lines().len(), 2, "{what}: {}", r.stderr);
 }
 
+#[test]
+fn a_response_quoted_in_a_body_of_known_length_is_not_read() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
+    // `curl -i` prints the 503's body after its block: at its start, or after a first line.
+    let server = HttpServer::start(|path, _, _| match path {
+        "/starts" => Reply::new(503, format!("{FAKE_404}busy\n")),
+        _ => Reply::new(503, format!("quoted:\n{FAKE_404}busy\n")),
+    });
+    for path in ["/starts", "/later"] {
+        let url = format!("{}{path}", server.url());
+        let r = run_owned(&["-n", "1"], &failing_curl("-i", &url));
+        retried(&r, Some(503), path);
+        // Printed whole by both attempts.
+        assert_eq!(r.stdout.matches(&format!("{FAKE_404}busy\n")).count(), 2);
+    }
+}
+
 /// A 503 whose chunked body is [`FAKE_404`] then `busy`.
 fn chunked_503() -> Vec<u8> {
     let body = format!("{FAKE_404}busy\n");
