@@ -1,19 +1,20 @@
 //! `--http-retry-on` through the binary users run, against the local HTTP server and a real
 //! curl as users call it (`curl -fsS -D /dev/stderr URL`: the body alone on stdout, the headers
-//! on stderr for `--http-hints` to read; `-i` without `-f` in one test): a 503 and a 429 are
-//! retried, a 404 is not (after a redirect too), a refused connection is retried as before; the
-//! set from `--http-retry-on` and `RETRY_HTTP_RETRY_ON`; the status in the progress and closing
-//! lines, the JSON events and the GitHub step summary; the values refused. HTTP/2 is replayed
-//! from two `curl -sSv --fail-with-body` transcripts in `fixtures/` (`curl-v-http2-404.txt`,
+//! on stderr for `--http-hints` to read; `-v`, and `-i` without `-f`, in a test each): a 503
+//! and a 429 are retried, a 404 is not (after a redirect too), a refused connection is retried
+//! as before, with the status in the progress and closing lines. HTTP/2 is replayed from two
+//! `curl -sSv --fail-with-body` transcripts in `fixtures/` (`curl-v-http2-404.txt`,
 //! `curl-v-http2-503.txt`: TLS notes, `> ` request, `< HTTP/2 404 `, lower-case fields, `< `).
-//! Hostile output (status lines in bodies, odd codes, hangs): `http_status_hostile.rs`.
+//! The shared run, server and curl command are here. The sets (`any`, `5xx`, the variable,
+//! the values refused) and the JSON and step summary: `http_status_sets.rs`; hostile output
+//! (status lines in bodies, odd codes, hangs): `http_status_hostile.rs`.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::helpers::http::{HttpServer, Reply, without_proxies};
-use crate::helpers::{human_secs, refused, release, timeless};
+use crate::helpers::{human_secs, release, timeless};
 use crate::tools::{self, require};
 
 /// How a run ended.
@@ -34,7 +35,7 @@ impl Run {
     }
 
     /// The JSON events (`--log-format json`).
-    fn events(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn events(&self) -> Vec<serde_json::Value> {
         self.stderr
             .lines()
             .filter(|l| l.starts_with('{'))
@@ -70,7 +71,7 @@ pub(crate) fn run(args: &[&str], command: &[&str]) -> Run {
 /// A server for one test: `/flaky` answers 503 then 200, `/limited` 429 (`Retry-After: 1`)
 /// then 200, `/gone` 404, `/moved-gone` and `/moved-flaky` redirect (301) to those; the time
 /// of each request is noted.
-fn server() -> (HttpServer, Arc<Mutex<Vec<Instant>>>) {
+pub(crate) fn server() -> (HttpServer, Arc<Mutex<Vec<Instant>>>) {
     let arrivals = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&arrivals);
     let server = HttpServer::start(move |path, n, _| {
@@ -88,12 +89,12 @@ fn server() -> (HttpServer, Arc<Mutex<Vec<Instant>>>) {
 }
 
 /// The paths the server was asked for, in order.
-fn paths(server: &HttpServer) -> Vec<String> {
+pub(crate) fn paths(server: &HttpServer) -> Vec<String> {
     server.requests().into_iter().map(|r| r.path).collect()
 }
 
 /// `curl -fsS -D /dev/stderr [EXTRA] URL`.
-fn curl<'a>(extra: &[&'a str], url: &'a str) -> Vec<&'a str> {
+pub(crate) fn curl<'a>(extra: &[&'a str], url: &'a str) -> Vec<&'a str> {
     let mut command = vec!["curl", "-fsS", "-D", "/dev/stderr"];
     command.extend(extra);
     command.push(url);
@@ -102,7 +103,7 @@ fn curl<'a>(extra: &[&'a str], url: &'a str) -> Vec<&'a str> {
 
 /// Asserts `r` succeeded on attempt 2 of `of` after an attempt that got `first` (its line
 /// ending in `retrying in DELAY` plus `after`), the closing line naming HTTP 200.
-fn succeeded_second_time(r: &Run, first: &str, of: u32, after: &str) {
+pub(crate) fn succeeded_second_time(r: &Run, first: &str, of: u32, after: &str) {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let lines = r.lines();
     let want = format!("attempt 1 of {of}: {first}; retrying in ");
@@ -320,152 +321,39 @@ fn http2_transcripts_of_curl_v_are_read() {
 }
 
 #[test]
-fn any_retries_a_404_until_the_retries_run_out() {
-    if !require(&[tools::CURL]) {
-        return;
-    }
-    let (server, _) = server();
-    let url = format!("{}/gone", server.url());
-    let r = run(&["-n", "2", "--http-retry-on", "any"], &curl(&[], &url));
-    assert_eq!(r.code, Some(22), "{}", r.stderr);
-    assert_eq!(paths(&server), ["/gone", "/gone", "/gone"]);
-    assert_eq!(
-        r.lines()[1..],
-        [
-            "attempt 2 of 3: curl exited with status 22 (HTTP 404); retrying in 0s",
-            "attempt 3 of 3: curl exited with status 22 (HTTP 404)",
-            "gave up after 3 attempts in T: no retries left (last response: HTTP 404)",
-        ],
-        "{}",
-        r.stderr
-    );
-}
-
-#[test]
-fn the_5xx_class_leaves_a_429_unretried_and_retries_a_503() {
-    if !require(&[tools::CURL]) {
-        return;
-    }
-    let (server, _) = server();
-    let limited = format!("{}/limited", server.url());
-    let r = run(&["-n", "2", "--http-retry-on", "5xx"], &curl(&[], &limited));
-    assert_eq!(r.code, Some(22), "{}", r.stderr);
-    assert_eq!(
-        r.lines()[1],
-        "gave up after 1 attempt in T: HTTP 429 is not retried"
-    );
-    let flaky = format!("{}/flaky", server.url());
-    let r = run(&["-n", "2", "--http-retry-on", "5xx"], &curl(&[], &flaky));
-    succeeded_second_time(&r, "curl exited with status 22 (HTTP 503)", 3, "in 0s");
-    assert_eq!(paths(&server), ["/limited", "/flaky", "/flaky"]);
-}
-
-#[test]
-fn the_set_from_the_environment_and_the_flag_over_it() {
+fn curl_f_v_ends_no_block_and_fail_with_body_v_does() {
     if !require(&[tools::CURL]) {
         return;
     }
     let (server, _) = server();
     let gone = format!("{}/gone", server.url());
-    // RETRY_HTTP_RETRY_ON alone: a 404 is now retried.
-    let vars = [("RETRY_HTTP_RETRY_ON", "404")];
-    let r = run_with(&vars, &["-n", "1"], &curl(&[], &gone));
+    // curl -f -v stops at an error status before printing the `< ` that ends the block: no
+    // status is read, and the 404 is retried as before.
+    let r = run(&["-n", "1"], &["curl", "-fsSv", &gone]);
     assert_eq!(r.code, Some(22), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("< HTTP/1.1 404 Not Found\r\n"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("\n< \r\n"), "{}", r.stderr);
     assert_eq!(
         r.lines().last().unwrap(),
-        "gave up after 2 attempts in T: no retries left (last response: HTTP 404)"
+        "gave up after 2 attempts in T: no retries left",
+        "{}",
+        r.stderr
     );
-    // The flag wins over the variable: 503 only.
-    let r = run_with(
-        &vars,
-        &["-n", "1", "--http-retry-on", "503"],
-        &curl(&[], &gone),
-    );
+    // --fail-with-body prints the whole block: the 404 is read, and not retried.
+    let r = run(&["-n", "1"], &["curl", "-sSv", "--fail-with-body", &gone]);
+    assert_eq!(r.code, Some(22), "{}", r.stderr);
     assert_eq!(
         r.lines().last().unwrap(),
         "gave up after 1 attempt in T: HTTP 404 is not retried",
         "{}",
         r.stderr
     );
+    assert_eq!(r.stdout, "no such thing\n");
     assert_eq!(paths(&server), ["/gone", "/gone", "/gone"]);
-    // A variable exported for a whole job is no mistake of a run without --http-hints.
-    let out = release()
-        .env("RETRY_HTTP_RETRY_ON", "404")
-        .args(["-n", "0", "--", "true"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(out.stderr.is_empty(), "{out:?}");
-}
-
-#[test]
-fn json_events_carry_the_status() {
-    if !require(&[tools::CURL]) {
-        return;
-    }
-    let (server, _) = server();
-    let flaky = format!("{}/flaky", server.url());
-    let r = run(&["-n", "2", "--log-format", "json"], &curl(&[], &flaky));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let events = r.events();
-    let ends: Vec<_> = events
-        .iter()
-        .filter(|e| e["event"] == "attempt_end")
-        .map(|e| (e["status"].clone(), e["http_status"].clone()))
-        .collect();
-    assert_eq!(
-        ends,
-        [(22.into(), 503.into()), (0.into(), 200.into())],
-        "{}",
-        r.stderr
-    );
-    let gone = format!("{}/gone", server.url());
-    let r = run(&["-n", "2", "--log-format", "json"], &curl(&[], &gone));
-    assert_eq!(r.code, Some(22), "{}", r.stderr);
-    let give_up = r
-        .events()
-        .into_iter()
-        .find(|e| e["event"] == "give_up")
-        .unwrap();
-    assert_eq!(give_up["reason"], "HTTP 404 is not retried", "{give_up}");
-    assert_eq!(give_up["status"], 22, "{give_up}");
-    assert_eq!(give_up["http_status"], 404, "{give_up}");
-}
-
-#[test]
-fn the_step_summary_s_status_cell_names_the_status() {
-    if !require(&[tools::CURL]) {
-        return;
-    }
-    let (server, _) = server();
-    let dir = tempfile::tempdir().unwrap();
-    let summary = dir.path().join("summary.md");
-    let summary_var = summary.to_str().unwrap();
-    let vars = [
-        ("GITHUB_ACTIONS", "true"),
-        ("GITHUB_STEP_SUMMARY", summary_var),
-    ];
-    let flaky = format!("{}/flaky", server.url());
-    let r = run_with(&vars, &["-n", "2"], &curl(&[], &flaky));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let text = std::fs::read_to_string(&summary).unwrap();
-    let cells: Vec<Vec<&str>> = text
-        .lines()
-        .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 2 |"))
-        .map(|l| l.split(" | ").take(2).collect())
-        .collect();
-    assert_eq!(
-        cells,
-        [
-            ["| 1", "exited with status 22, HTTP 503"],
-            ["| 2", "exited with status 0, HTTP 200"]
-        ],
-        "{text}"
-    );
-    assert!(
-        text.trim_end().ends_with(" (HTTP 200)") && text.contains("\nSucceeded on attempt 2 of 3"),
-        "{text}"
-    );
 }
 
 #[test]
@@ -515,34 +403,4 @@ fn curl_i_without_f_succeeds_on_any_status_unless_the_output_says_to_retry() {
         ]
     );
     assert_eq!(paths(&server), ["/gone", "/flaky", "/flaky", "/gone"]);
-}
-
-/// `retry [--http-hints] --http-retry-on VALUE -- true`, refused naming `needles`.
-fn refuses_value(value: &str, hints: bool, needles: &[&str]) {
-    let mut cmd = release();
-    if hints {
-        cmd.arg("--http-hints");
-    }
-    let line = refused(cmd.args(["--http-retry-on", value, "--", "true"]), needles);
-    assert!(line.contains("--http-retry-on"), "{line}");
-}
-
-#[test]
-fn bad_sets_and_a_set_without_http_hints_are_refused() {
-    refuses_value("600", true, &["'600' is not an HTTP status (100-599)"]);
-    refuses_value("abc", true, &["'abc' is neither an HTTP status"]);
-    refuses_value(
-        "99999999999999999999",
-        true,
-        &["'99999999999999999999' is not an HTTP status (100-599)"],
-    );
-    refuses_value("", true, &["empty list of HTTP statuses"]);
-    refuses_value("404", false, &["needs --http-hints"]);
-    // From the environment, naming the variable.
-    refused(
-        release()
-            .env("RETRY_HTTP_RETRY_ON", "600")
-            .args(["--http-hints", "--", "true"]),
-        &["RETRY_HTTP_RETRY_ON", "'600'"],
-    );
 }

@@ -38,6 +38,7 @@ mod http;
 mod http_hints;
 mod http_status;
 mod http_status_hostile;
+mod http_status_sets;
 mod idle;
 mod leftover_output;
 mod leftover_output_relay;
