@@ -20,7 +20,10 @@
 //! will not succeed later (RFC 9110, section 15,
 //! <https://www.rfc-editor.org/rfc/rfc9110#section-15>). After a 1xx, 2xx or 3xx the attempt
 //! failed for another reason than the answer (a body cut short, curl's `--max-time`, a
-//! redirect's target refusing the connection): it is retried as one without a status.
+//! redirect's target refusing the connection): it is retried as one without a status. With
+//! the default set, nor does any status stop them when the server said when to ask again (a
+//! hint: GitHub's rate limit is a 403 with `X-RateLimit-Remaining: 0` and the time it resets);
+//! a set given is kept to.
 //!
 //! The give-up rule itself (retries used up, the deadline, a delay past it) is the pure
 //! [`GiveUpRule`] of the backoff crate, shared with `--dry-run` and the simulator.
@@ -80,8 +83,9 @@ pub(super) struct Facts<'f> {
     pub preserve_status: bool,
     /// The status of the last HTTP response in its output (`--http-hints`), if one was read.
     pub http_status: Option<u16>,
-    /// `--http-retry-on`: the HTTP statuses of a failed attempt that are retried.
-    pub http_retry_on: HttpStatuses,
+    /// `--http-retry-on`: the HTTP statuses of a failed attempt that are retried; `None` when
+    /// not given: the default set, and any status with a server's hint.
+    pub http_retry_on: Option<HttpStatuses>,
     /// `--max-retries` (`None`: unlimited); with `--forever`, the short runs in a row allowed.
     pub max_retries: Option<u64>,
     /// `--reset-after`, as the run applies it (`--forever`'s crash loop counts runs shorter).
@@ -216,10 +220,15 @@ pub(super) fn decide<R: Rng + ?Sized>(
     if f.verdict == Verdict::Stop {
         return give_up(&format!("status {status} is not retried"), exit, true).into();
     }
+    let (http_retried, hint_retries) = match f.http_retry_on {
+        Some(set) => (set, false),
+        None => (HttpStatuses::default(), f.hint.is_some()),
+    };
     if let Some(code) = f.http_status
         && !succeeded
         && code >= 400
-        && !f.http_retry_on.contains(code)
+        && !hint_retries
+        && !http_retried.contains(code)
     {
         return give_up(&format!("HTTP {code} is not retried"), exit, true).into();
     }

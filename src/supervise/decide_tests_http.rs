@@ -41,13 +41,46 @@ fn a_failure_after_a_status_that_is_no_error_is_retried() {
     for code in [100, 200, 204, 206, 301, 302, 304, 399] {
         let mut f = curl_failed(Some(code));
         assert_eq!(once(&f), again(Next::Retry, SECS(1), None), "{code}");
-        f.http_retry_on = "404".parse().unwrap();
+        f.http_retry_on = Some("404".parse().unwrap());
         assert_eq!(
             once(&f),
             again(Next::Retry, SECS(1), None),
             "{code}, 404 only"
         );
     }
+}
+
+#[test]
+fn with_the_default_set_a_status_whose_server_said_when_is_retried_then() {
+    // GitHub's rate limit: a 403 with X-RateLimit-Remaining: 0 and the time it resets.
+    let mut f = curl_failed(Some(403));
+    f.hint = Some((SECS(30), HintSource::XRateLimitReset));
+    assert_eq!(
+        once(&f),
+        again(Next::Retry, SECS(30), Some(HintSource::XRateLimitReset))
+    );
+    // A set given is kept to: the user left 403 out.
+    f.http_retry_on = Some("403".parse().unwrap());
+    assert_eq!(
+        once(&f),
+        again(Next::Retry, SECS(30), Some(HintSource::XRateLimitReset))
+    );
+    f.http_retry_on = Some("5xx".parse().unwrap());
+    assert_eq!(
+        once(&f),
+        gives_up("HTTP 403 is not retried", Exit::Code(22), true)
+    );
+    f.http_retry_on = None;
+    // A hint past --max-hint still makes retry give up, saying so.
+    f.hint = Some((SECS(7200), HintSource::RetryAfter));
+    assert_eq!(
+        once(&f),
+        gives_up(
+            "the server's Retry-After asks for a wait of 2h, longer than --max-hint (1h)",
+            Exit::Code(22),
+            true
+        )
+    );
 }
 
 #[test]
@@ -58,7 +91,7 @@ fn a_failure_without_a_status_line_is_retried() {
 #[test]
 fn any_retries_every_status() {
     let mut f = curl_failed(Some(404));
-    f.http_retry_on = "any".parse().unwrap();
+    f.http_retry_on = Some("any".parse().unwrap());
     assert_eq!(once(&f), again(Next::Retry, SECS(1), None));
 }
 

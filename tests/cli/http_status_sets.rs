@@ -3,6 +3,7 @@
 //! `RETRY_HTTP_RETRY_ON` and the flag over it, the values refused (125, one line); the JSON
 //! events' `http_status` and the GitHub step summary's status cell.
 
+use crate::helpers::http::{HttpServer, Reply};
 use crate::helpers::{refused, release};
 use crate::http_status::{curl, paths, run, run_with, server, succeeded_second_time};
 use crate::tools::{self, require};
@@ -35,6 +36,7 @@ fn the_5xx_class_leaves_a_429_unretried_and_retries_a_503() {
         return;
     }
     let (server, _) = server();
+    // A set given is kept to, whatever the 429's Retry-After says.
     let limited = format!("{}/limited", server.url());
     let r = run(&["-n", "2", "--http-retry-on", "5xx"], &curl(&[], &limited));
     assert_eq!(r.code, Some(22), "{}", r.stderr);
@@ -46,6 +48,30 @@ fn the_5xx_class_leaves_a_429_unretried_and_retries_a_503() {
     let r = run(&["-n", "2", "--http-retry-on", "5xx"], &curl(&[], &flaky));
     succeeded_second_time(&r, "curl exited with status 22 (HTTP 503)", 3, "in 0s");
     assert_eq!(paths(&server), ["/limited", "/flaky", "/flaky"]);
+}
+
+#[test]
+fn a_status_outside_the_set_is_retried_when_the_server_said_when() {
+    if !require(&[tools::CURL]) {
+        return;
+    }
+    // With the default set. GitHub's secondary rate limit: a 403 with Retry-After (its
+    // primary one, a 403 with X-RateLimit-Remaining: 0 and the reset time, is
+    // http_hints.rs's).
+    let server = HttpServer::start(|_, n, _| match n {
+        0 => Reply::new(403, "slow down\n").header("Retry-After", "1"),
+        _ => Reply::new(200, "fine\n"),
+    });
+    let url = format!("{}/", server.url());
+    let r = run(&["-n", "2"], &curl(&[], &url));
+    succeeded_second_time(
+        &r,
+        "curl exited with status 22 (HTTP 403)",
+        3,
+        " (Retry-After)",
+    );
+    assert_eq!(r.stdout, "fine\n");
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
