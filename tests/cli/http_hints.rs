@@ -304,7 +304,11 @@ fn a_hint_longer_than_max_hint_gives_up_at_once_naming_it() {
         .unwrap_or_else(|| panic!("{line}"));
     let (shown, rest) = rest.split_once(", ").unwrap();
     assert!((7190.0..=7200.0).contains(&human_secs(shown)), "{line}");
-    assert_eq!(rest, "longer than --max-hint (1m)");
+    // The closing line names the last response's status (--http-retry-on).
+    assert_eq!(
+        rest,
+        "longer than --max-hint (1m) (last response: HTTP 503)"
+    );
     // The default is an hour, from RETRY_MAX_HINT too.
     let server = Limited::start(Reply::new(503, "").header("Retry-After", "3601"));
     let url = server.url();
@@ -357,7 +361,10 @@ fn a_hint_past_the_deadline_gives_up_at_once() {
         .unwrap_or_else(|| panic!("{line}"));
     let (shown, rest) = rest.split_once(") ").unwrap();
     assert!((590.0..=600.0).contains(&human_secs(shown)), "{line}");
-    assert_eq!(rest, "would end at or past the deadline");
+    assert_eq!(
+        rest,
+        "would end at or past the deadline (last response: HTTP 429)"
+    );
 }
 
 #[test]
