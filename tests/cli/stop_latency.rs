@@ -50,6 +50,7 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
         "stop_if_output" => (vec!["--stop-if-output", "never-printed"], true),
         "delay_from_output" => (vec!["--delay-from-output", "wait ([0-9]+)"], true),
         "http_hints" => (vec!["--http-hints"], true),
+        "http_retry_on" => (vec!["--http-hints", "--http-retry-on", "5xx"], true),
         "max_hint" => (vec!["--max-hint", "1m"], true),
         "replay_stdin" => (vec!["--replay-stdin"], true),
         "max_replay" => (vec!["--replay-stdin", "--max-replay", "1M"], true),
