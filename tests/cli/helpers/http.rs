@@ -181,6 +181,9 @@ impl RawServer {
                 let flag = Arc::clone(&flag);
                 open.push(std::thread::spawn(move || {
                     stream.set_nonblocking(false).unwrap();
+                    stream
+                        .set_read_timeout(Some(Duration::from_secs(5)))
+                        .unwrap();
                     // The request's head first: closing a socket with unread bytes resets it.
                     let mut head = Vec::new();
                     let mut byte = [0u8];
