@@ -102,7 +102,7 @@ impl fmt::Display for HttpStatuses {
 impl FromStr for HttpStatuses {
     type Err = String;
 
-    /// Parses `any` (any case), or a comma-separated list of codes (`404`), inclusive ranges
+    /// Parses `any` (any case, alone), or a comma-separated list of codes (`404`), inclusive ranges
     /// (`500-504`) and classes (`5xx`, `4XX`: 500 to 599, 400 to 499), each within 100 to 599.
     ///
     /// # Errors
@@ -118,6 +118,9 @@ impl FromStr for HttpStatuses {
         let mut set = HttpStatuses::empty();
         for item in text.split(',') {
             let item = item.trim();
+            if item.eq_ignore_ascii_case("any") {
+                return Err("'any' stands alone: it is every status already".into());
+            }
             let (lo, hi) = match item.split_once('-') {
                 Some((a, b)) => (code(a)?, code(b)?),
                 None => match class(item) {
@@ -227,5 +230,8 @@ mod tests {
             "'6xx' is neither an HTTP status (100-599), a class such as 5xx, nor 'any'"
         );
         assert_eq!(err("-1"), "empty item in list of HTTP statuses");
+        for list in ["any,404", "404, ANY", "any,any"] {
+            assert_eq!(err(list), "'any' stands alone: it is every status already");
+        }
     }
 }

@@ -80,8 +80,9 @@ pub struct ConditionArgs {
     ///
     /// A failed attempt whose last response (after redirects, the final one read) has another
     /// error status (4xx, 5xx) is not retried, as for --stop-on: a 404, 401, 403, 400 or 422
-    /// will not change by asking again; unless its headers ask for a wait (Retry-After, a
-    /// spent rate limit), which says when to come back. STATUSES: codes, ranges and classes,
+    /// will not change by asking again; with the default set, unless its headers ask for a
+    /// wait (Retry-After, a spent rate limit), which says when to come back (a set given is
+    /// kept to). STATUSES: codes, ranges and classes,
     /// e.g. 429,5xx or 408,500-504; "any" retries every status. A failure without an error
     /// status (a refused connection, a DNS failure, a timeout, a body cut short after a 200)
     /// is retried as before; a success is one whatever it printed. curl needs its headers in

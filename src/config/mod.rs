@@ -85,8 +85,9 @@ pub struct Config {
     /// Pipeline I/O: stdin replay, held stdout, output conditions, server hints, idleness.
     pub pipeline: pipeline::Settings,
     /// `--http-retry-on`: with `--http-hints`, the HTTP statuses of a failed attempt's last
-    /// response that are retried (default 408, 425, 429, 5xx).
-    pub http_retry_on: crate::http_status::HttpStatuses,
+    /// response that are retried; `None` when not given: 408, 425, 429, 5xx, and any status
+    /// whose server said when to ask again.
+    pub http_retry_on: Option<crate::http_status::HttpStatuses>,
     /// `--max-hint`: a server's hint asking for a longer wait makes retry give up at once
     /// ([`Duration::MAX`] when 0 lifts the limit).
     pub max_hint: Duration,
@@ -236,7 +237,7 @@ impl Config {
             },
             pipeline,
             // 0 lifts the limit, as 0 disables --timeout; so does `inf`.
-            http_retry_on: conditions.http_retry_on.unwrap_or_default(),
+            http_retry_on: conditions.http_retry_on,
             max_hint: match conditions.max_hint {
                 Some(d) if d.is_zero() => Duration::MAX,
                 Some(d) => d,

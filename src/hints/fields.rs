@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use super::hint::{Hint, HintSource, add_secs, parse_delay_value, parse_seconds};
 
 /// One response's header fields, as far as retry reads them.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Response {
     /// The status code of its status line.
     code: u16,

@@ -18,10 +18,12 @@
 //! A failed attempt whose last HTTP response (`--http-hints`) has an error status (4xx, 5xx)
 //! outside `--http-retry-on` is not retried, as a status in `--stop-on` is not: the request
 //! will not succeed later (RFC 9110, section 15,
-//! <https://www.rfc-editor.org/rfc/rfc9110#section-15>). Unless the server asks for a wait
-//! (a hint): then it says when to come back, whatever the status (GitHub answers a spent rate
-//! limit with 403 and `X-RateLimit-Remaining: 0`). A 1xx, 2xx or 3xx says nothing of the
-//! failure, which came after the response or beside it (a body cut short, a later command).
+//! <https://www.rfc-editor.org/rfc/rfc9110#section-15>). After a 1xx, 2xx or 3xx the attempt
+//! failed for another reason than the answer (a body cut short, curl's `--max-time`, a
+//! redirect's target refusing the connection): it is retried as one without a status. With
+//! the default set, nor does any status stop them when the server said when to ask again (a
+//! hint: GitHub's rate limit is a 403 with `X-RateLimit-Remaining: 0` and the time it resets);
+//! a set given is kept to.
 //!
 //! The give-up rule itself (retries used up, the deadline, a delay past it) is the pure
 //! [`GiveUpRule`] of the backoff crate, shared with `--dry-run` and the simulator.
@@ -81,8 +83,9 @@ pub(super) struct Facts<'f> {
     pub preserve_status: bool,
     /// The status of the last HTTP response in its output (`--http-hints`), if one was read.
     pub http_status: Option<u16>,
-    /// `--http-retry-on`: the HTTP statuses of a failed attempt that are retried.
-    pub http_retry_on: HttpStatuses,
+    /// `--http-retry-on`: the HTTP statuses of a failed attempt that are retried; `None` when
+    /// not given: the default set, and any status with a server's hint.
+    pub http_retry_on: Option<HttpStatuses>,
     /// `--max-retries` (`None`: unlimited); with `--forever`, the short runs in a row allowed.
     pub max_retries: Option<u64>,
     /// `--reset-after`, as the run applies it (`--forever`'s crash loop counts runs shorter).
@@ -180,13 +183,6 @@ pub(super) fn decide<R: Rng + ?Sized>(
     let f = facts;
     let exit = exit_for(f.outcome, f.output_failed, f.preserve_status);
     if let Some(signal) = f.interrupted {
-        // With --forever the signal alone ends the run (the command would have run on): retry
-        // dies of it whatever the last run did, as a service manager expects of a clean stop.
-        let exit = if f.shape == Shape::Forever {
-            Exit::Signal(signal)
-        } else {
-            exit
-        };
         return Decision::End(Ending::Stopped { signal, exit });
     }
     if let Outcome::LaunchFailed { .. } = f.outcome {
@@ -224,13 +220,15 @@ pub(super) fn decide<R: Rng + ?Sized>(
     if f.verdict == Verdict::Stop {
         return give_up(&format!("status {status} is not retried"), exit, true).into();
     }
-    // Only an error status (4xx, 5xx) says the request failed; a server that asks for a wait
-    // says to come back, whatever the status (GitHub's spent rate limit is a 403).
+    let (http_retried, hint_retries) = match f.http_retry_on {
+        Some(set) => (set, false),
+        None => (HttpStatuses::default(), f.hint.is_some()),
+    };
     if let Some(code) = f.http_status
         && !succeeded
         && code >= 400
-        && f.hint.is_none()
-        && !f.http_retry_on.contains(code)
+        && !hint_retries
+        && !http_retried.contains(code)
     {
         return give_up(&format!("HTTP {code} is not retried"), exit, true).into();
     }

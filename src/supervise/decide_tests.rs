@@ -9,7 +9,6 @@ use super::decide::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, d
 use crate::codes::Verdict;
 use crate::config::Shape;
 use crate::hints::HintSource;
-use crate::http_status::HttpStatuses;
 use crate::process::{Ended, Outcome, StopReason};
 use crate::status::{Exit, TIMED_OUT};
 use retry_tool_backoff::{GiveUpRule, Jitter, Limits, Policy};
@@ -58,7 +57,7 @@ pub(super) fn facts(outcome: &Outcome) -> Facts<'_> {
         base: SECS(1),
         preserve_status: false,
         http_status: None,
-        http_retry_on: HttpStatuses::default(),
+        http_retry_on: None,
         max_retries: Some(2),
         reset_after: None,
     }

@@ -14,7 +14,7 @@ fn curl_failed(code: Option<u16>) -> Facts<'static> {
 
 #[test]
 fn a_status_outside_the_set_is_not_retried_and_ends_with_the_attempt_s_status() {
-    for code in [404, 400, 401, 403, 410, 422, 499] {
+    for code in [404, 400, 401, 403, 410, 422, 451, 499] {
         assert_eq!(
             once(&curl_failed(Some(code))),
             gives_up(&format!("HTTP {code} is not retried"), Exit::Code(22), true),
@@ -35,25 +35,51 @@ fn the_default_set_retries_408_425_429_and_5xx() {
 }
 
 #[test]
-fn a_status_that_is_no_error_says_nothing_of_the_failure_which_is_retried() {
-    // A body cut short after a 200 (curl 18, 56), a redirect not followed and a later command
-    // failing: the response was no error.
-    for code in [100, 200, 204, 301, 304, 399] {
+fn a_failure_after_a_status_that_is_no_error_is_retried() {
+    // A body cut short after a 200 (curl 18), curl's --max-time after a 206 (28), a redirect's
+    // target refusing the connection (7): the answer said nothing against the request.
+    for code in [100, 200, 204, 206, 301, 302, 304, 399] {
+        let mut f = curl_failed(Some(code));
+        assert_eq!(once(&f), again(Next::Retry, SECS(1), None), "{code}");
+        f.http_retry_on = Some("404".parse().unwrap());
         assert_eq!(
-            once(&curl_failed(Some(code))),
+            once(&f),
             again(Next::Retry, SECS(1), None),
-            "{code}"
+            "{code}, 404 only"
         );
     }
 }
 
 #[test]
-fn a_server_that_asks_for_a_wait_is_retried_whatever_the_status() {
+fn with_the_default_set_a_status_whose_server_said_when_is_retried_then() {
+    // GitHub's rate limit: a 403 with X-RateLimit-Remaining: 0 and the time it resets.
     let mut f = curl_failed(Some(403));
-    f.hint = Some((SECS(2), HintSource::XRateLimitReset));
+    f.hint = Some((SECS(30), HintSource::XRateLimitReset));
     assert_eq!(
         once(&f),
-        again(Next::Retry, SECS(2), Some(HintSource::XRateLimitReset))
+        again(Next::Retry, SECS(30), Some(HintSource::XRateLimitReset))
+    );
+    // A set given is kept to: the user left 403 out.
+    f.http_retry_on = Some("403".parse().unwrap());
+    assert_eq!(
+        once(&f),
+        again(Next::Retry, SECS(30), Some(HintSource::XRateLimitReset))
+    );
+    f.http_retry_on = Some("5xx".parse().unwrap());
+    assert_eq!(
+        once(&f),
+        gives_up("HTTP 403 is not retried", Exit::Code(22), true)
+    );
+    f.http_retry_on = None;
+    // A hint past --max-hint still makes retry give up, saying so.
+    f.hint = Some((SECS(7200), HintSource::RetryAfter));
+    assert_eq!(
+        once(&f),
+        gives_up(
+            "the server's Retry-After asks for a wait of 2h, longer than --max-hint (1h)",
+            Exit::Code(22),
+            true
+        )
     );
 }
 
@@ -65,7 +91,7 @@ fn a_failure_without_a_status_line_is_retried() {
 #[test]
 fn any_retries_every_status() {
     let mut f = curl_failed(Some(404));
-    f.http_retry_on = "any".parse().unwrap();
+    f.http_retry_on = Some("any".parse().unwrap());
     assert_eq!(once(&f), again(Next::Retry, SECS(1), None));
 }
 

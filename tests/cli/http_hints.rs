@@ -304,7 +304,7 @@ fn a_hint_longer_than_max_hint_gives_up_at_once_naming_it() {
         .unwrap_or_else(|| panic!("{line}"));
     let (shown, rest) = rest.split_once(", ").unwrap();
     assert!((7190.0..=7200.0).contains(&human_secs(shown)), "{line}");
-    // The closing line names the last response's status too.
+    // The closing line names the last response's status (--http-retry-on).
     assert_eq!(
         rest,
         "longer than --max-hint (1m) (last response: HTTP 503)"

@@ -10,13 +10,18 @@
 //! skipped whole when its length is known: a `Content-Length` without a `Transfer-Encoding` or
 //! `Content-Encoding` (curl decodes those, which changes the length). A status line right
 //! after a block is the next response, not that body: curl prints no body with `-D - -o FILE`
-//! or `-I`, nor for a redirect it follows. A body of unknown length (chunked, compressed, or
-//! read to the end of the connection) is passed over line by line, and a status line in it
-//! starts a new response: such a body holding a status line and header lines can pass for a
-//! response (`-o FILE` keeps bodies out of the output). The other way round, when a block
-//! announces a body that is not printed and something else follows it in the stream (a `-w`
-//! write-out, an `echo` between two curls), those bytes count as the body, and a response
-//! starting within the announced length is missed: a hint lost, never one made up.
+//! or `-I`, nor for a redirect it follows. Unless the body itself starts with a response it
+//! quotes (`curl -i` of a 503 whose body is `HTTP/1.1 404 Not Found` and an empty line): both
+//! readings go on side by side, and the one that takes the bytes for the body is kept when the
+//! stream ends, or a status line starts, exactly where that body ends (cut short, or followed
+//! by anything else, the quoted response counts). A body of unknown length (chunked,
+//! compressed, or read to the end of the connection) is passed over line by line, and a
+//! status line in it starts a new response: such a body holding a status line and header
+//! lines can pass for a response (`-o FILE` keeps bodies out of the output). The other way
+//! round, when a block announces a body that is not printed and something else follows it in
+//! the stream (a `-w` write-out, an `echo` between two curls), those bytes count as the body,
+//! and a response starting within the announced length is missed: a hint lost, never one
+//! made up.
 //!
 //! The status code of the last block that ended is kept too (`--http-retry-on`): after
 //! redirects, the final response's.
@@ -44,6 +49,24 @@ const STATUS_START_MAX: usize = 7;
 /// more, so that a longer line shows as cut.
 const LINE_KEPT: usize = MAX_HEADER_LINE + VERBOSE.len() + 2;
 
+/// How far the check of a reading that took a status line for the start of a body has got
+/// (see [`HeaderHints::probe_body`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Check {
+    /// This reading is no such one.
+    #[default]
+    None,
+    /// Within that body.
+    InBody,
+    /// The body ended: the line after it decides.
+    NextLine,
+    /// The stream ended, or a status line started, right where the body ended: this reading
+    /// is the one kept.
+    Confirmed,
+    /// Anything else: this reading is dropped.
+    Failed,
+}
+
 /// Where in a response the stream is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum State {
@@ -60,7 +83,7 @@ enum State {
 
 /// Reads one stream of an attempt's output for the header blocks of HTTP responses and keeps
 /// the latest hint (see the module doc).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct HeaderHints {
     state: State,
     /// The current line's first bytes (at most [`LINE_KEPT`]).
@@ -74,6 +97,11 @@ pub struct HeaderHints {
     best: Option<Hint>,
     /// The status code of the last header block that ended (its empty line seen), and when.
     status: Option<(u16, SystemTime)>,
+    /// While a body of known length starts with a status line, read here as the next
+    /// response: the other reading, which takes it for the body, fed the same bytes.
+    other: Option<Box<HeaderHints>>,
+    /// In that other reading, its check.
+    check: Check,
 }
 
 impl HeaderHints {
@@ -86,19 +114,76 @@ impl HeaderHints {
     /// delay).
     pub fn feed(&mut self, mut data: &[u8], now: SystemTime) {
         while !data.is_empty() {
+            // With two readings, a line at a time: one is chosen at the end of a line.
+            let used = if let Some(other) = self.other.as_mut() {
+                let end = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
+                other.read(&data[..end], now);
+                self.read(&data[..end], now);
+                end
+            } else {
+                self.read(data, now)
+            };
+            self.settle();
+            data = &data[used..];
+        }
+    }
+
+    /// The end of the stream: a last field line without a line end still counts; of two
+    /// readings, the other one is kept if its body ended with the stream.
+    pub fn end(&mut self, now: SystemTime) {
+        if let Some(other) = self.other.as_mut() {
+            other.end(now);
+        }
+        if self.state == State::Headers && self.line_len > 0 {
+            self.end_line(now);
+        }
+        self.check = match self.check {
+            Check::NextLine if self.line_len == 0 => Check::Confirmed,
+            Check::InBody | Check::NextLine => Check::Failed,
+            done => done,
+        };
+        self.settle();
+    }
+
+    /// Reads `data`: all of it, or up to the end of a line where a second reading starts;
+    /// returns how many bytes it used.
+    fn read(&mut self, mut data: &[u8], now: SystemTime) -> usize {
+        let (len, alone) = (data.len(), self.other.is_none());
+        while !data.is_empty() {
             let used = match self.state {
                 State::Body { left, first: false } => self.skip_body(left, data.len()),
                 State::Body { left, first: true } => self.probe_body(left, data, now),
                 State::Outside | State::Headers => self.take_line(data, now),
             };
             data = &data[used..];
+            self.body_over();
+            if alone && self.other.is_some() {
+                break;
+            }
+        }
+        len - data.len()
+    }
+
+    /// In a reading that took a status line for the start of a body: notes that the body is
+    /// over, so that the next line decides.
+    fn body_over(&mut self) {
+        if self.check == Check::InBody && !matches!(self.state, State::Body { .. }) {
+            self.check = Check::NextLine;
         }
     }
 
-    /// The end of the stream: a last field line without a line end still counts.
-    pub fn end(&mut self, now: SystemTime) {
-        if self.state == State::Headers && self.line_len > 0 {
-            self.end_line(now);
+    /// Of two readings, keeps the other one when its check confirmed it, this one when it
+    /// failed.
+    fn settle(&mut self) {
+        match self.other.as_ref().map(|o| o.check) {
+            Some(Check::Confirmed) => {
+                if let Some(other) = self.other.take() {
+                    *self = *other;
+                    self.check = Check::None;
+                }
+            }
+            Some(Check::Failed) => self.other = None,
+            _ => {}
         }
     }
 
@@ -146,6 +231,14 @@ impl HeaderHints {
         };
         match self.whole_line().and_then(status_line) {
             Some((code, verbose)) => {
+                // Or the body starts with a response it quotes: that reading goes on beside
+                // this one (not within another such reading, nor beside a second one).
+                if self.other.is_none() && self.check == Check::None {
+                    let mut other = Box::new(self.clone());
+                    other.check = Check::InBody;
+                    other.body_seen(left, true, now);
+                    self.other = Some(other);
+                }
                 self.clear_line();
                 self.start_response(code, verbose);
             }
@@ -171,8 +264,9 @@ impl HeaderHints {
             });
         self.clear_line();
         self.state = after_body_bytes(left, seen);
+        self.body_over();
         if let Some(rest) = after {
-            self.feed(&rest, now);
+            self.read(&rest, now);
         }
     }
 
@@ -219,6 +313,14 @@ impl HeaderHints {
 
     /// A line outside a body ended.
     fn end_line(&mut self, now: SystemTime) {
+        if self.check == Check::NextLine {
+            let status = !self.skip_line && self.whole_line().and_then(status_line).is_some();
+            self.check = if status {
+                Check::Confirmed
+            } else {
+                Check::Failed
+            };
+        }
         if !self.skip_line && self.line_len == self.line.len() {
             // Taken out and put back: read without copying.
             let line = std::mem::take(&mut self.line);

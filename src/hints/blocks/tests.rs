@@ -197,7 +197,7 @@ fn pieces_of_any_size_read_the_same() {
 }
 
 /// Pieces of curl's output to build streams from.
-const TOKENS: [&str; 16] = [
+const TOKENS: [&str; 17] = [
     "HTTP/1.1 503 Busy\r\n",
     "HTTP/2 429\n",
     "< HTTP/1.1 302\r\n",
@@ -214,6 +214,8 @@ const TOKENS: [&str; 16] = [
     "abc",
     "HTTP/",
     "\r",
+    // 12 bytes: the whole body a `Content-Length: 12` announces.
+    "HTTP/2 404\n\n",
 ];
 
 proptest::proptest! {
@@ -224,6 +226,7 @@ proptest::proptest! {
     ) {
         let text: Vec<u8> = tokens.iter().flat_map(|&t| TOKENS[t].bytes()).collect();
         proptest::prop_assert_eq!(in_pieces(&text, size), in_pieces(&text, text.len().max(1)));
+        proptest::prop_assert_eq!(status(&text, size), status(&text, text.len().max(1)));
     }
 }
 
@@ -313,4 +316,57 @@ fn huge_and_malformed_status_codes_are_no_status_lines() {
         status(b"HTTP/1.1 503 Busy\r\n\r\nHTTP/1.1 600 Odd\r\n\r\n", 4096),
         Some(503)
     );
+}
+
+#[test]
+fn a_body_of_known_length_that_starts_with_a_response_it_quotes_is_a_body() {
+    // `curl -i` of a 503 whose body quotes a response, printed whole: the stream ends, or the
+    // next response starts (on a line of its own, or right after a body with no line end),
+    // exactly where the announced body ends. The hint is a real block's, never the quoted
+    // 3000 s.
+    let quoted = "HTTP/1.1 404 Not Found\r\nRetry-After: 3000\r\n\r\nbusy";
+    for (body, after, want) in [
+        (format!("{quoted}\n"), "", (Some(503), Some(4.0))),
+        (
+            format!("{quoted}\n"),
+            "HTTP/1.1 200 OK\r\n\r\n",
+            (Some(200), Some(4.0)),
+        ),
+        (
+            quoted.to_string(),
+            "HTTP/1.1 200 OK\r\n\r\n",
+            (Some(200), Some(4.0)),
+        ),
+        (
+            "HTTP/2 404\n\n".to_string(),
+            "HTTP/2 429\nretry-after: 5\n\n",
+            (Some(429), Some(5.0)),
+        ),
+    ] {
+        let text = format!(
+            "HTTP/1.1 503 Busy\r\nRetry-After: 4\r\nContent-Length: {}\r\n\r\n{body}{after}",
+            body.len()
+        );
+        for size in [1, 2, 5, 13, 4096] {
+            let got = (
+                status(text.as_bytes(), size),
+                in_pieces(text.as_bytes(), size).map(|h| h.wait_from(now()).as_secs_f64()),
+            );
+            assert_eq!(got, want, "{text:?} in pieces of {size}");
+        }
+    }
+}
+
+#[test]
+fn a_quoted_response_is_read_when_the_body_does_not_end_where_announced() {
+    // Cut short (curl 18), or followed by something else (an `echo` after curl): nothing says
+    // which reading is right, and the status line is taken for the next response, as when
+    // curl prints no body (`-D - -o FILE`, `-I`, a redirect it follows).
+    let quoted = "HTTP/1.1 404 Not Found\r\n\r\n";
+    for (length, after) in [(1000, ""), (quoted.len(), "done\n")] {
+        let text = format!("HTTP/1.1 503 Busy\r\nContent-Length: {length}\r\n\r\n{quoted}{after}");
+        for size in [1, 3, 4096] {
+            assert_eq!(status(text.as_bytes(), size), Some(404), "{text:?}, {size}");
+        }
+    }
 }

@@ -1,9 +1,15 @@
 //! The one local HTTP test server: tiny_http (<https://github.com/tiny-http/tiny-http>) on
 //! 127.0.0.1 in a thread, answering each request with what a handler returns and recording
 //! every request. It stops when dropped, or by itself after [`HANG_LIMIT`].
+//!
+//! Beside it, [`RawServer`] for what tiny_http will not send: canned bytes, written as they
+//! are (a body cut short, a chunked body, a header line of any length), the connection then
+//! held open as long as asked (a server that hangs after its headers).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -140,4 +146,88 @@ pub fn without_proxies(cmd: &mut assert_cmd::Command) -> &mut assert_cmd::Comman
         cmd.env_remove(var);
     }
     cmd
+}
+
+/// A server that answers its `n`-th connection (from 0) with the bytes `replies[n]` (the last
+/// one for every later connection), whatever the request, then keeps that connection open for
+/// `hold` (or until it is dropped) before closing it.
+pub struct RawServer {
+    url: String,
+    accepted: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RawServer {
+    /// Starts it on 127.0.0.1.
+    pub fn start(replies: Vec<Vec<u8>>, hold: Duration) -> RawServer {
+        assert!(!replies.is_empty(), "no reply to send");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (count, flag) = (Arc::clone(&accepted), Arc::clone(&stop));
+        let thread = std::thread::spawn(move || {
+            let started = Instant::now();
+            let mut open = Vec::new();
+            while !flag.load(Ordering::SeqCst) && started.elapsed() < HANG_LIMIT {
+                let Ok((mut stream, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let n = count.fetch_add(1, Ordering::SeqCst);
+                let reply = replies[n.min(replies.len() - 1)].clone();
+                let flag = Arc::clone(&flag);
+                open.push(std::thread::spawn(move || {
+                    stream.set_nonblocking(false).unwrap();
+                    stream
+                        .set_read_timeout(Some(Duration::from_secs(5)))
+                        .unwrap();
+                    // The request's head first: closing a socket with unread bytes resets it.
+                    let mut head = Vec::new();
+                    let mut byte = [0u8];
+                    while !head.ends_with(b"\r\n\r\n")
+                        && stream.read(&mut byte).is_ok_and(|r| r == 1)
+                    {
+                        head.push(byte[0]);
+                    }
+                    let _ = stream.write_all(&reply);
+                    let held = Instant::now();
+                    while held.elapsed() < hold && !flag.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }));
+            }
+            for connection in open {
+                let _ = connection.join();
+            }
+        });
+        RawServer {
+            url: format!("http://{addr}"),
+            accepted,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for RawServer {
+    /// Stops the thread and closes every connection, also when a failed assertion unwinds.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
