@@ -183,6 +183,13 @@ pub(super) fn decide<R: Rng + ?Sized>(
     let f = facts;
     let exit = exit_for(f.outcome, f.output_failed, f.preserve_status);
     if let Some(signal) = f.interrupted {
+        // With --forever the signal alone ends the run (the command would have run on): retry
+        // dies of it whatever the last run did, as a service manager expects of a clean stop.
+        let exit = if f.shape == Shape::Forever {
+            Exit::Signal(signal)
+        } else {
+            exit
+        };
         return Decision::End(Ending::Stopped { signal, exit });
     }
     if let Outcome::LaunchFailed { .. } = f.outcome {
