@@ -11,6 +11,10 @@ use retry_tool_backoff::{GiveUpRule, Limits, Policy};
 /// Rows shown by `--dry-run` when retries are unlimited.
 pub const DRY_RUN_UNLIMITED_ROWS: u64 = 20;
 
+/// The most rows `--dry-run` shows for a finite `-n`: `-n 18446744073709551615` would otherwise
+/// print for ever; the line after them says how many more there are.
+pub const DRY_RUN_MOST_ROWS: u64 = 1000;
+
 /// The most rows past the shown ones that [`rows_not_shown`] counts: a deadline far off with
 /// tiny delays would otherwise have it count for ever.
 const MOST_COUNTED: u64 = 1_000_000;
@@ -26,7 +30,15 @@ fn rows_not_shown<R: Rng + ?Sized>(
 ) -> String {
     const LEAD: &str = "...   ";
     let Some(deadline) = deadline else {
-        return format!("{LEAD} more rows not shown: the retries go on without end (-n unlimited)");
+        return match budget.limits().max_retries {
+            None => {
+                format!("{LEAD} more rows not shown: the retries go on without end (-n unlimited)")
+            }
+            Some(n) => format!(
+                "{LEAD} {} more rows not shown (-n {n})",
+                n.saturating_sub(budget.granted())
+            ),
+        };
     };
     let mut more = 0;
     while more < MOST_COUNTED {
@@ -51,9 +63,10 @@ fn rows_not_shown<R: Rng + ?Sized>(
 /// row `splay` with the drawn `splay` (the wait before the first attempt), then one row per
 /// planned retry: its number (from 1), the delay and the cumulative delay (the splay
 /// included), in the closing line's form ([`format_human_nonzero`]: `2m`, `2h 37m`, `1ns`). The retries a real run would grant if every attempt failed at once, by the same
-/// [`GiveUpRule`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited), and no
+/// [`GiveUpRule`]: at most `max_retries` rows ([`DRY_RUN_UNLIMITED_ROWS`] when unlimited, and
+/// no more than [`DRY_RUN_MOST_ROWS`]), and no
 /// row whose cumulative delay reaches `deadline` (nor any after it); when unlimited rows are
-/// cut at [`DRY_RUN_UNLIMITED_ROWS`], a line `...` says so (`rows_not_shown`). Then `stop`, a line
+/// cut, a line `...` says so and how many more there are (`rows_not_shown`). Then `stop`, a line
 /// saying how an attempt is stopped ([`super::StopPlan::dry_run_line`]), if any.
 ///
 /// # Errors
@@ -72,7 +85,7 @@ pub fn dry_run<W: Write, R: Rng + ?Sized>(
         let shown = format_human_nonzero(splay);
         writeln!(out, "{:<6} {shown:>12} {shown:>14}", "splay")?;
     }
-    let rows = max_retries.unwrap_or(DRY_RUN_UNLIMITED_ROWS);
+    let rows = max_retries.map_or(DRY_RUN_UNLIMITED_ROWS, |n| n.min(DRY_RUN_MOST_ROWS));
     let limits = Limits {
         max_retries,
         deadline,
@@ -94,7 +107,7 @@ pub fn dry_run<W: Write, R: Rng + ?Sized>(
             format_human_nonzero(total)
         )?;
     }
-    if max_retries.is_none() && shown == rows {
+    if shown == rows && max_retries.is_none_or(|n| n > rows) {
         writeln!(out, "{}", rows_not_shown(&mut budget, total, deadline, rng))?;
     }
     if let Some(line) = stop {

@@ -88,3 +88,25 @@ fn every_mode_stays_under_the_cap() {
         assert!(r.iter().all(|x| x.1 <= 5.0), "{mode}: {r:?}");
     }
 }
+
+#[test]
+fn a_huge_retry_count_shows_a_thousand_rows_and_says_how_many_more() {
+    let text = dry_run(&["-n", "18446744073709551615", "-b", "1s", "-j", "none"]);
+    assert_eq!(rows(&text).len(), 1000);
+    assert_eq!(
+        text.lines().last().unwrap(),
+        "...    18446744073709550615 more rows not shown (-n 18446744073709551615)"
+    );
+    // Up to the limit, every row and no such line.
+    let text = dry_run(&["-n", "1000", "-b", "1s", "-j", "none"]);
+    assert_eq!(rows(&text).len(), 1000);
+    assert!(!text.contains("..."), "{text}");
+    // With a deadline, the rows it lets through.
+    let text = dry_run(&[
+        "-n", "1500", "-b", "1s", "-c", "1s", "-j", "none", "-d", "1200s",
+    ]);
+    assert_eq!(
+        text.lines().last().unwrap(),
+        "...    199 more rows not shown, before --deadline 20m"
+    );
+}
