@@ -220,19 +220,15 @@ impl Reporter {
     /// starts afresh (JSON: a `reset` event).
     pub fn reset(&self, attempt: u64, ran: Duration, reset_after: Duration) {
         // With --forever a long run is the rule, not news: said with --verbose only.
-        if self.shape == Shape::Forever {
-            if self.verbose() {
-                self.say(format_args!(
-                    "attempt {attempt} ran for {}, at least --reset-after ({}): the backoff \
-                     starts afresh",
-                    format_human(ran),
-                    format_human(reset_after)
-                ));
-            }
-        } else {
+        let forever = self.shape == Shape::Forever;
+        if !forever || self.verbose() {
+            let afresh = if forever {
+                "the backoff starts afresh"
+            } else {
+                "the backoff and the retry count start afresh"
+            };
             self.say(format_args!(
-                "attempt {attempt} ran for {}, at least --reset-after ({}): the backoff and the \
-             retry count start afresh",
+                "attempt {attempt} ran for {}, at least --reset-after ({}): {afresh}",
                 format_human(ran),
                 format_human(reset_after)
             ));

@@ -22,8 +22,8 @@
 //! failed for another reason than the answer (a body cut short, curl's `--max-time`, a
 //! redirect's target refusing the connection): it is retried as one without a status. With
 //! the default set, nor does any status stop them when the server said when to ask again (a
-//! hint: GitHub's rate limit is a 403 with `X-RateLimit-Remaining: 0` and the time it resets);
-//! a set given is kept to.
+//! hint: a spent rate limit may come as a 403 with `X-RateLimit-Remaining: 0` and the time it
+//! resets); a set given is kept to.
 //!
 //! The give-up rule itself (retries used up, the deadline, a delay past it) is the pure
 //! [`GiveUpRule`] of the backoff crate, shared with `--dry-run` and the simulator.

@@ -52,7 +52,7 @@ fn a_failure_after_a_status_that_is_no_error_is_retried() {
 
 #[test]
 fn with_the_default_set_a_status_whose_server_said_when_is_retried_then() {
-    // GitHub's rate limit: a 403 with X-RateLimit-Remaining: 0 and the time it resets.
+    // A spent rate limit sent as a 403, with X-RateLimit-Remaining: 0 and the time it resets.
     let mut f = curl_failed(Some(403));
     f.hint = Some((SECS(30), HintSource::XRateLimitReset));
     assert_eq!(

@@ -19,23 +19,19 @@ impl Supervisor<'_> {
     /// A fresh give-up rule for this run (shared with `--dry-run` and the simulator): the
     /// schedule from its first delay, no retries granted yet.
     pub(super) fn give_up_rule(&self) -> GiveUpRule {
-        GiveUpRule::new(
-            self.config.policy.schedule(),
-            Limits {
-                max_retries: self.config.max_retries,
-                deadline: self.config.deadline,
-            },
-        )
+        self.rule_allowing(self.config.max_retries)
     }
 
     /// The give-up rule after a reset: [`Supervisor::give_up_rule`], but with `--forever` one
     /// retry more, since the long run that reset it was no crash: the restart after it is the
     /// first of a new series, and `-n N` still allows N + 1 short runs in a row after it.
     pub(super) fn rule_after_reset(&self) -> GiveUpRule {
-        let mut max_retries = self.config.max_retries;
-        if self.config.shape == Shape::Forever {
-            max_retries = max_retries.map(|n| n.saturating_add(1));
-        }
+        let forever = u64::from(self.config.shape == Shape::Forever);
+        self.rule_allowing(self.config.max_retries.map(|n| n.saturating_add(forever)))
+    }
+
+    /// A rule of the run's schedule and deadline granting `max_retries` retries.
+    fn rule_allowing(&self, max_retries: Option<u64>) -> GiveUpRule {
         GiveUpRule::new(
             self.config.policy.schedule(),
             Limits {
@@ -52,7 +48,7 @@ impl Supervisor<'_> {
 
     /// Attempt `attempt` failed, is to be retried, and ran for `ran`: if that is at least
     /// `--reset-after`, reports it, moves the limit to `attempt + --max-retries` and returns
-    /// `true` (the caller starts afresh with a new [`Supervisor::give_up_rule`]).
+    /// `true` (the caller starts afresh with [`Supervisor::rule_after_reset`]).
     pub(super) fn reset_if_long(&self, attempt: u64, ran: Duration) -> bool {
         let Some(reset_after) = self.config.reset_after else {
             return false;
