@@ -52,8 +52,10 @@ fn term_and_int_during_a_run_end_it_with_no_restart() {
     for signal in [libc::SIGTERM, libc::SIGINT] {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("runs");
+        // -k 1s: a shell caught between its echo and its sleep may outlive INT (it waits for
+        // a child the signal missed); KILL then comes after a second, not ten.
         let mut child = start(
-            &["--forever", "-b", "0"],
+            &["--forever", "-b", "0", "-k", "1s"],
             "echo run >> \"$LOG\"; sleep 60",
             &log,
         );
