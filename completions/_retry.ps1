@@ -46,7 +46,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--signal', '--signal', [CompletionResultType]::ParameterName, 'Signal that stops a timed-out attempt, instead of TERM')
             [CompletionResult]::new('--successes', '--successes', [CompletionResultType]::ParameterName, 'Done only after N successful attempts in a row [default: 1]')
             [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Only these statuses are retried [default: any non-zero]')
-            [CompletionResult]::new('--stop-on', '--stop-on', [CompletionResultType]::ParameterName, 'These statuses are never retried [default: 126,127,141]')
+            [CompletionResult]::new('--stop-on', '--stop-on', [CompletionResultType]::ParameterName, 'These statuses are never retried [default: 126,127]')
             [CompletionResult]::new('--retry-if-output', '--retry-if-output', [CompletionResultType]::ParameterName, 'An attempt with a matching output line counts as failed, even with status 0')
             [CompletionResult]::new('--stop-if-output', '--stop-if-output', [CompletionResultType]::ParameterName, 'An attempt with a matching output line is not retried, whatever its status')
             [CompletionResult]::new('--delay-from-output', '--delay-from-output', [CompletionResultType]::ParameterName, 'Take the next delay from a server hint in a failed attempt''s output')

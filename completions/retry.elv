@@ -43,7 +43,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --signal 'Signal that stops a timed-out attempt, instead of TERM'
             cand --successes 'Done only after N successful attempts in a row [default: 1]'
             cand --retry-on 'Only these statuses are retried [default: any non-zero]'
-            cand --stop-on 'These statuses are never retried [default: 126,127,141]'
+            cand --stop-on 'These statuses are never retried [default: 126,127]'
             cand --retry-if-output 'An attempt with a matching output line counts as failed, even with status 0'
             cand --stop-if-output 'An attempt with a matching output line is not retried, whatever its status'
             cand --delay-from-output 'Take the next delay from a server hint in a failed attempt''s output'

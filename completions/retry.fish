@@ -22,7 +22,7 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -s k -l kill-after -d
 complete -c retry -n 'not __fish_retry_command >/dev/null' -s s -l signal -d 'Signal that stops a timed-out attempt, instead of TERM' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l successes -d 'Done only after N successful attempts in a row [default: 1]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l retry-on -d 'Only these statuses are retried [default: any non-zero]' -r -f
-complete -c retry -n 'not __fish_retry_command >/dev/null' -l stop-on -d 'These statuses are never retried [default: 126,127,141]' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l stop-on -d 'These statuses are never retried [default: 126,127]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l retry-if-output -d 'An attempt with a matching output line counts as failed, even with status 0' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l stop-if-output -d 'An attempt with a matching output line is not retried, whatever its status' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l delay-from-output -d 'Take the next delay from a server hint in a failed attempt\'s output' -r -f

@@ -5,9 +5,11 @@
 
 use std::fmt;
 
-/// The statuses that are never retried unless `--retry-on` names them: 126 (cannot execute),
-/// 127 (not found) and 141 (death by SIGPIPE: the reader is gone).
-pub const DEFAULT_STOP: [u8; 3] = [126, 127, 141];
+/// The statuses that are never retried unless `--retry-on` names them: 126 (cannot execute)
+/// and 127 (not found). Death by SIGPIPE (141) is retried: an attempt's own connection may
+/// have closed; a reader of retry's own output that went away ends the run instead (the
+/// supervisor polls retry's stdout and stderr for it).
+pub const DEFAULT_STOP: [u8; 2] = [126, 127];
 
 /// A set of statuses 0..=255.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]

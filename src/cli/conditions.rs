@@ -23,15 +23,15 @@ pub struct ConditionArgs {
     ///
     /// CODES: comma-separated statuses and inclusive ranges, e.g. 1,75,100-199. A death by
     /// signal N is status 128+N, and a signal name (SIGPIPE or PIPE) stands for it. May name
-    /// statuses of the default stop set (126, 127, 141) to retry them after all.
+    /// statuses of the default stop set (126, 127) to retry them after all.
     #[arg(allow_hyphen_values = true, long, env = "RETRY_RETRY_ON", value_name = "CODES",
           value_parser = CodeSet::from_str)]
     pub retry_on: Option<CodeSet>,
 
-    /// These statuses are never retried [default: 126,127,141]
+    /// These statuses are never retried [default: 126,127]
     ///
-    /// Added to the default stop set (126 cannot execute, 127 not found, 141 SIGPIPE); wins
-    /// over --retry-on. Same CODES syntax.
+    /// Added to the default stop set (126 cannot execute, 127 not found); wins over
+    /// --retry-on. Same CODES syntax. With --forever, 0 restarts only on failure.
     #[arg(allow_hyphen_values = true, long, env = "RETRY_STOP_ON", value_name = "CODES",
           value_parser = CodeSet::from_str)]
     pub stop_on: Option<CodeSet>,

@@ -89,10 +89,12 @@ pub const EXIT_STATUSES: &[ExitStatus] = &[
     },
     ExitStatus {
         status: "status",
-        short: "the last attempt's own status, when retry gives up",
+        short: "the last attempt's own status when retry gives up (--forever: 1 for a 0)",
         long: "The last attempt's exit status, when retry gives up: no retries left, the \
                deadline passed, the status is not retried, or a stop signal arrived while it \
-               ran. An attempt that exited 0 but failed through --retry-if-output gives 1.",
+               ran. An attempt that exited 0 but failed through --retry-if-output gives 1; so \
+               does a --forever loop that gives up (a crash loop, the deadline) after a run \
+               that exited 0: --forever ends 0 only when --stop-on 0 ends it.",
     },
     ExitStatus {
         status: "signal N",

@@ -103,8 +103,10 @@ fn sections(command: &clap::Command) -> Roff {
     }
     r.control("PP", []);
     r.text([roman(
-        "The statuses 126, 127 and 141 (death by SIGPIPE: the reader is gone) form the default \
-         stop set: they are not retried unless --retry-on names them. --stop-on adds to it.",
+        "The statuses 126 and 127 form the default stop set: they are not retried unless \
+         --retry-on names them. --stop-on adds to it. A death by SIGPIPE (141) is retried (an \
+         attempt's own connection may have closed); when the reader of retry's own stdout or \
+         stderr is gone, retry gives up instead.",
     )]);
 
     r.control("SH", ["ENVIRONMENT"]);

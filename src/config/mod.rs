@@ -168,6 +168,11 @@ impl Config {
             |name| std::env::var(name).ok(),
         )
         .map_err(anyhow::Error::msg)?;
+        let mut telemetry = telemetry;
+        if let Some(metrics) = &mut telemetry.metrics {
+            // A --forever run may last weeks: the file shows its restarts as they happen.
+            metrics.every_run = shape == Shape::Forever;
+        }
         let (stopping, conditions, output) = (cli.stopping, cli.conditions, cli.output);
         // A RETRY_HTTP_RETRY_ON exported for every run is no mistake of this one.
         if let Some(set) = conditions.http_retry_on
@@ -216,7 +221,12 @@ impl Config {
                     .max_retries
                     .map_or(Some(DEFAULT_MAX_RETRIES), |l| l.0),
             },
-            deadline: backoff.deadline,
+            deadline: match shape {
+                // A preset's deadline, like its -n, is about one request's retries: not a
+                // limit on a service kept running; `--deadline` or RETRY_DEADLINE still is.
+                Shape::Forever => stopping.deadline.and_then(limit),
+                _ => backoff.deadline,
+            },
             timeout: stopping.timeout.and_then(limit),
             kill_after: kill_after(stopping.kill_after),
             stop_signal: stopping.signal.unwrap_or_default(),

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::hints::HintSource;
 use crate::pipeline::Tasks;
-use crate::process::Outcome;
+use crate::process::{Left, Outcome};
 use crate::status::Exit;
 
 /// An attempt that ended, as the events after it carry it.
@@ -31,6 +31,10 @@ pub struct Attempted<'e> {
     /// With `--http-hints`, the status code of the last HTTP response in its output, if one
     /// was read (after redirects, the final one).
     pub http_status: Option<u16>,
+    /// What it left running once it ended and retry then stopped (a daemon that a run of
+    /// `--forever` started, background jobs of a failed attempt): [`Left::Nothing`] in the
+    /// attempt's end event, which comes before they are stopped.
+    pub left_running: Left,
 }
 
 /// What happens in a run, in the order it happens. Durations are wall-clock spans measured by

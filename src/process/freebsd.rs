@@ -89,14 +89,17 @@ pub fn descendants() -> Vec<Pid> {
 
 /// After the attempt's own process was reaped: signals (`Some`) or only looks for (`None`)
 /// what is left of its tree; whether anything was.
-pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> bool {
+pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> super::Left {
     let rest = descendants();
     if let Some(signal) = signal {
         for &pid in &rest {
             super::group::send(pid, signal);
         }
     }
-    !rest.is_empty()
+    match rest.len() {
+        0 => super::Left::Nothing,
+        n => super::Left::Processes(n as u64),
+    }
 }
 
 /// Every descendant the kernel lists for retry as reaper (empty when it is not one).

@@ -25,11 +25,11 @@ pub fn descendants() -> Vec<Pid> {
 
 /// After the attempt's own process was reaped: signals (`Some`) or only looks for (`None`)
 /// what is left of its tree; whether anything was.
-pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> bool {
+pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> super::Left {
     // Whatever is left hangs below a child of retry (orphans come to the subreaper): with
     // no child at all, nothing is left, and the process table need not be read.
     if !has_children() {
-        return false;
+        return super::Left::Nothing;
     }
     // The attempt's pid may belong to another process by now: only the process table is asked.
     let rest = descendants();
@@ -38,7 +38,10 @@ pub fn rest(_pid: Pid, _mode: GroupMode, signal: Option<i32>) -> bool {
             super::group::send(pid, signal);
         }
     }
-    !rest.is_empty()
+    match rest.len() {
+        0 => super::Left::Nothing,
+        n => super::Left::Processes(n as u64),
+    }
 }
 
 /// Whether retry has any child, live or ended and not yet reaped (`waitid` with `WNOWAIT`

@@ -58,15 +58,14 @@ use portable as os;
 
 #[cfg(unix)]
 pub use launch::{spawn, spawn_hook};
-pub use outcome::{Outcome, StopReason};
+pub use outcome::{Left, Outcome, StopReason};
 #[cfg(unix)]
 pub use pipe::cloexec_pipe;
 pub use spawned::{GroupMode, LaunchError, Piped, Spawned};
 pub use stdio::{closed_at_start, closed_now};
 #[cfg(unix)]
 pub use unix::{
-    Attempt, Ended, become_subreaper, die_by_signal, outputs_take_bytes, reap_strays,
-    stdout_reader_gone,
+    Attempt, Ended, become_subreaper, die_by_signal, gone_reader, outputs_take_bytes, reap_strays,
 };
 
 #[cfg(any(windows, test))]
@@ -75,8 +74,8 @@ mod lookup;
 mod windows;
 #[cfg(windows)]
 pub use windows::{
-    Attempt, Ended, become_subreaper, outputs_take_bytes, reap_strays, spawn, spawn_hook,
-    stdout_reader_gone,
+    Attempt, Ended, become_subreaper, gone_reader, outputs_take_bytes, reap_strays, spawn,
+    spawn_hook,
 };
 
 #[cfg(not(any(unix, windows)))]

@@ -14,6 +14,27 @@ pub enum StopReason {
     Idle(std::time::Duration),
 }
 
+/// How much of an attempt's tree was still running once its own process had ended: what
+/// retry then stops (a daemon a run of `--forever` left, background jobs of a failed attempt).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Left {
+    /// Nothing.
+    Nothing,
+    /// This many processes (Linux and FreeBSD list retry's descendants; Windows counts the
+    /// job's).
+    Processes(u64),
+    /// Its process group still has members; how many is not known (the portable supervision
+    /// of macOS and other Unixes signals the group as a whole).
+    Group,
+}
+
+impl Left {
+    /// Whether anything was left.
+    pub fn any(self) -> bool {
+        self != Left::Nothing
+    }
+}
+
 /// How an attempt ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {

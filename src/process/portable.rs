@@ -28,9 +28,13 @@ pub fn descendants() -> Vec<Pid> {
 
 /// After the attempt's own process was reaped: signals (`Some`) or only looks for (`None`)
 /// what is left of its process group (only when it has one of its own); whether anything was.
-pub fn rest(pid: Pid, mode: GroupMode, signal: Option<i32>) -> bool {
+pub fn rest(pid: Pid, mode: GroupMode, signal: Option<i32>) -> super::Left {
     // A group's id is not reused while the group has members. Signal 0 only asks.
-    mode == GroupMode::Own && super::group::send_group(pid, signal.unwrap_or(0))
+    if mode == GroupMode::Own && super::group::send_group(pid, signal.unwrap_or(0)) {
+        super::Left::Group
+    } else {
+        super::Left::Nothing
+    }
 }
 
 /// Starts the plan with `fork` and `exec`; returns the pid (and no pidfd).

@@ -124,18 +124,18 @@ impl Attempt {
 
     /// After the attempt's own process was reaped: sends signal number `signal` to whatever
     /// is left of its tree (Linux, FreeBSD: retry's descendants; elsewhere: its process group
-    /// in [`GroupMode::Own`]). Returns whether anything was left to signal.
-    pub fn signal_rest(&self, signal: i32) -> bool {
+    /// in [`GroupMode::Own`]). Returns what was left to signal.
+    pub fn signal_rest(&self, signal: i32) -> super::Left {
         self.rest(Some(signal))
     }
 
     /// After the attempt's own process was reaped: whether anything of its tree is still
     /// alive (zombies do not count).
     pub fn rest_alive(&self) -> bool {
-        self.rest(None)
+        self.rest(None).any()
     }
 
-    fn rest(&self, signal: Option<i32>) -> bool {
+    fn rest(&self, signal: Option<i32>) -> super::Left {
         super::os::rest(self.pid, self.mode, signal)
     }
 
@@ -173,16 +173,28 @@ fn reap_all(attempt: Option<Pid>) -> Option<Ended> {
     }
 }
 
-/// Whether retry's stdout is a pipe whose reader is gone (`| head -1` finished): any further
-/// output is lost, so retrying is pointless. Never blocks.
-pub fn stdout_reader_gone() -> bool {
+/// Which of retry's own outputs, stdout first, is a pipe whose reader is gone (`| head -1`
+/// finished; a pipe whose read end closed polls as an error): any further output is lost, so
+/// retrying is pointless. `None` for a file, a terminal, or a pipe still read. Never blocks.
+pub fn gone_reader() -> Option<crate::held::Stream> {
+    use crate::held::Stream;
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    let stdout = std::io::stdout();
-    let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
-    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(1))
-        && fds[0]
-            .revents()
-            .is_some_and(|r| r.contains(PollFlags::POLLERR))
+    let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+    let mut fds = [
+        PollFd::new(stdout.as_fd(), PollFlags::empty()),
+        PollFd::new(stderr.as_fd(), PollFlags::empty()),
+    ];
+    if !matches!(poll(&mut fds, PollTimeout::ZERO), Ok(1..)) {
+        return None;
+    }
+    let broken = |fd: &PollFd<'_>| fd.revents().is_some_and(|r| r.contains(PollFlags::POLLERR));
+    if broken(&fds[0]) {
+        Some(Stream::Stdout)
+    } else if broken(&fds[1]) {
+        Some(Stream::Stderr)
+    } else {
+        None
+    }
 }
 
 /// Whether retry's stdout and stderr can both take bytes now (a write would not block: room in

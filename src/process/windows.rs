@@ -131,24 +131,29 @@ impl Attempt {
     }
 
     /// After the attempt's own process ended: sends `signal` to what is left in its job.
-    /// Returns whether anything was left.
-    pub fn signal_rest(&self, signal: i32) -> bool {
-        let alive = self.rest_alive();
-        if alive {
+    /// Returns what was left.
+    pub fn signal_rest(&self, signal: i32) -> super::Left {
+        let left = self.left();
+        if left.any() {
             self.signal_tree(signal);
         }
-        alive
+        left
     }
 
     /// After the attempt's own process ended: whether any process of its job is still running
     /// (no longer asked [`TERMINATION_WAIT`] after retry terminated the job).
     pub fn rest_alive(&self) -> bool {
+        self.left().any()
+    }
+
+    /// How many processes of its job are still running ([`Attempt::rest_alive`]).
+    fn left(&self) -> super::Left {
         if self
             .terminated
             .get()
             .is_some_and(|at| at.elapsed() >= TERMINATION_WAIT)
         {
-            return false;
+            return super::Left::Nothing;
         }
         let mut info: JOBOBJECT_BASIC_ACCOUNTING_INFORMATION =
             // SAFETY: a plain C struct, all zeroes valid.
@@ -163,7 +168,10 @@ impl Attempt {
                 std::ptr::null_mut(),
             )
         };
-        ok != 0 && info.ActiveProcesses > 0
+        match info.ActiveProcesses {
+            n if ok != 0 && n > 0 => super::Left::Processes(u64::from(n)),
+            _ => super::Left::Nothing,
+        }
     }
 
     /// The attempt's status if its process has ended. Never blocks.
@@ -185,10 +193,10 @@ pub fn become_subreaper() {}
 /// Nothing to reap on Windows: a process handle is closed with its [`Attempt`].
 pub fn reap_strays() {}
 
-/// Whether retry's stdout is a pipe whose reader is gone: not known before a write fails on
-/// Windows (a write then says so): `false`.
-pub fn stdout_reader_gone() -> bool {
-    false
+/// Which of retry's outputs is a pipe whose reader is gone: not known before a write fails on
+/// Windows (a write then says so): `None`.
+pub fn gone_reader() -> Option<crate::held::Stream> {
+    None
 }
 
 /// Whether retry's stdout and stderr can take bytes now: Windows cannot ask a pipe that

@@ -16,7 +16,7 @@ use crate::duration::format_human;
 use crate::escape::escape;
 use crate::hints::HintSource;
 use crate::observe::{Attempted, HookEnd};
-use crate::process::{Outcome, StopReason};
+use crate::process::{Left, Outcome, StopReason};
 use crate::types::Shape;
 use retry_tool_backoff::{Jitter, Policy};
 
@@ -155,6 +155,7 @@ impl Reporter {
         if let Some(code) = a.http_status {
             how.push_str(&format!(" (HTTP {code})"));
         }
+        how.push_str(&left_running(a.left_running));
         let took = if self.verbose() {
             format!(" after {}", format_human(ran))
         } else {
@@ -167,14 +168,13 @@ impl Reporter {
                     delay,
                     hint,
                 );
-                self.emit(
-                    "wait",
-                    json!({
-                        "attempt": attempt,
-                        "delay": micros(delay),
-                        "hint": hint.map(|h| h.to_string()),
-                    }),
-                );
+                let mut fields = json!({
+                    "attempt": attempt,
+                    "delay": micros(delay),
+                    "hint": hint.map(|h| h.to_string()),
+                });
+                add_left_running(&mut fields, a.left_running);
+                self.emit("wait", fields);
             }
             None => self.say(format_args!("{}: {how}{took}", self.attempt_label(attempt))),
         }
@@ -382,5 +382,26 @@ fn jitter_name(jitter: Jitter) -> &'static str {
         Jitter::Decorrelated => "decorrelated",
         Jitter::Additive => "additive",
         Jitter::Proportional => "proportional",
+    }
+}
+
+/// What the attempt line adds when retry stopped what the attempt left running (` (stopped 2
+/// processes it left running)`); empty when it left nothing.
+fn left_running(left: Left) -> String {
+    match left {
+        Left::Nothing => String::new(),
+        Left::Processes(1) => " (stopped 1 process it left running)".into(),
+        Left::Processes(n) => format!(" (stopped {n} processes it left running)"),
+        Left::Group => " (stopped what it left running in its process group)".into(),
+    }
+}
+
+/// A JSON event's `left_running`: how many processes the attempt left running that retry
+/// stopped (`null`: some, how many not known); absent when it left nothing.
+fn add_left_running(fields: &mut Value, left: Left) {
+    match left {
+        Left::Nothing => {}
+        Left::Processes(n) => fields["left_running"] = n.into(),
+        Left::Group => fields["left_running"] = Value::Null,
     }
 }

@@ -9,7 +9,7 @@ use super::stop::Stopping;
 use crate::env_file::VARIABLE;
 use crate::observe::{Attempted, Event};
 use crate::pipeline::{AttemptReport, RunIo};
-use crate::process::{self, Attempt, Ended, GroupMode, LaunchError, Outcome, StopReason};
+use crate::process::{self, Attempt, Ended, GroupMode, LaunchError, Left, Outcome, StopReason};
 use crate::status::Exit;
 
 /// The end of one attempt.
@@ -23,6 +23,8 @@ pub(super) struct AttemptEnd {
     /// The attempt's reaped process, for stopping what is left of its tree, and how far
     /// stopping it had got; `None` when it could not be started.
     pub(super) leftovers: Option<(Attempt, Stopping)>,
+    /// What it left running that retry stopped after it ended.
+    pub(super) left_running: Left,
 }
 
 impl AttemptEnd {
@@ -35,6 +37,7 @@ impl AttemptEnd {
             ran: self.ran,
             output_failed,
             http_status: self.io.findings.http_code(),
+            left_running: self.left_running,
         }
     }
 }
@@ -87,6 +90,7 @@ impl Supervisor<'_> {
                     interrupted: None,
                     io: AttemptReport::default(),
                     leftovers: None,
+                    left_running: Left::Nothing,
                 });
             }
         };
@@ -143,6 +147,7 @@ impl Supervisor<'_> {
             interrupted: interrupted.or_else(|| self.queued_stop_signal()),
             io,
             leftovers: Some((child, end.stop)),
+            left_running: Left::Nothing,
         })
     }
 }

@@ -42,9 +42,12 @@ impl Supervisor<'_> {
             let forever = self.config.shape == Shape::Forever;
             if let Some((child, stop)) = end.leftovers.take()
                 && (!succeeded || forever || end.interrupted.is_some())
-                && let Some(signal) = self.stop_leftovers(&child, stop)
             {
-                end.interrupted.get_or_insert(signal);
+                let (left, signal) = self.stop_leftovers_counted(&child, stop);
+                end.left_running = left;
+                if let Some(signal) = signal {
+                    end.interrupted.get_or_insert(signal);
+                }
             }
             let settled = self.settle_io(attempt, &mut end, succeeded, output_failed);
             // The attempt's output is all written: its fold ends before retry's line about it.
@@ -94,10 +97,14 @@ impl Supervisor<'_> {
                 verdict,
                 // Asked only when it can matter: after a failure, or a success --until-fail
                 // runs again.
-                reader_gone: consult
+                reader_gone: if consult
                     && (verdict != Verdict::Success
                         || matches!(self.config.shape, Shape::UntilFail | Shape::Forever))
-                    && process::stdout_reader_gone(),
+                {
+                    process::gone_reader()
+                } else {
+                    None
+                },
                 replay_lost: replay_lost.as_deref(),
                 hint: hints::asked(findings.delay_hint),
                 max_hint: self.config.max_hint,
@@ -110,6 +117,7 @@ impl Supervisor<'_> {
                 preserve_status: self.config.preserve_status,
                 http_status: findings.http_code(),
                 http_retry_on: self.config.http_retry_on,
+                success_stops: self.config.conditions.stop_on.contains(0),
                 max_retries: self.config.max_retries,
                 reset_after: self.config.reset_after,
             };
@@ -131,6 +139,8 @@ impl Supervisor<'_> {
                 }
             };
             let exit = super::exit_for(&end.outcome, output_failed, self.config.preserve_status);
+            // What a give-up after the pause ends with (never 0 with --forever).
+            let give_up = decide::give_up_exit(self.config.shape, exit);
             match next {
                 Next::Retry => {
                     if let Some(text) = &end.io.bad_hint {
@@ -174,7 +184,7 @@ impl Supervisor<'_> {
                 let streak = self.streak.get();
                 let passed = self.deadline_passed();
                 if let Some(d) =
-                    decide::after_pause(next, pause, attempt, exit, passed, None, &streak)
+                    decide::after_pause(next, pause, attempt, give_up, passed, None, &streak)
                 {
                     return self.conclude(d, attempt, None);
                 }
@@ -191,7 +201,7 @@ impl Supervisor<'_> {
                 next,
                 Pause::Wait,
                 attempt,
-                exit,
+                give_up,
                 passed,
                 lost.as_deref(),
                 &streak,

@@ -37,6 +37,7 @@ use super::hints::checked;
 use crate::codes::Verdict;
 use crate::config::Shape;
 use crate::duration::format_human;
+use crate::held::Stream;
 use crate::hints::HintSource;
 use crate::http_status::HttpStatuses;
 use crate::process::{Outcome, StopReason};
@@ -59,8 +60,8 @@ pub(super) struct Facts<'f> {
     /// What `--retry-on`/`--stop-on` (or the output conditions) make of its status
     /// ([`verdict`]).
     pub verdict: Verdict,
-    /// The reader of retry's stdout is gone.
-    pub reader_gone: bool,
+    /// The reader of retry's stdout (or stderr) is gone: a pipe whose read end closed.
+    pub reader_gone: Option<Stream>,
     /// Why the recording of stdin (`--replay-stdin`) failed, if it did.
     pub replay_lost: Option<&'f str>,
     /// The wait a server's hint asks for from now, and where it came from.
@@ -86,6 +87,9 @@ pub(super) struct Facts<'f> {
     /// `--http-retry-on`: the HTTP statuses of a failed attempt that are retried; `None` when
     /// not given: the default set, and any status with a server's hint.
     pub http_retry_on: Option<HttpStatuses>,
+    /// `--stop-on` names 0: with `--forever`, a run that exits 0 ends the loop (systemd's
+    /// `Restart=on-failure`).
+    pub success_stops: bool,
     /// `--max-retries` (`None`: unlimited); with `--forever`, the short runs in a row allowed.
     pub max_retries: Option<u64>,
     /// `--reset-after`, as the run applies it (`--forever`'s crash loop counts runs shorter).
@@ -180,12 +184,53 @@ pub(super) fn decide<R: Rng + ?Sized>(
     streak: &mut Streak,
     rng: &mut R,
 ) -> Decision {
+    match judge(facts, rule, streak, rng) {
+        // A --stop-if-output match is the user's own stop: the run's status stands.
+        Decision::End(Ending::GiveUp {
+            why,
+            exit,
+            failed_first,
+            error,
+        }) if !facts.stop_match => Decision::End(Ending::GiveUp {
+            why,
+            exit: give_up_exit(facts.shape, exit),
+            failed_first,
+            error,
+        }),
+        other => other,
+    }
+}
+
+/// The status a run that gives up ends with, its last attempt having left `exit`: that status,
+/// but with `--forever` never 0. A crash loop of runs that exit 0, a deadline reached between
+/// them, a hook, budget or hint that ends the loop, a reader or a recording lost: the service
+/// did not stay up (systemd marks a unit that hit its start limit failed), 1 then, as a status
+/// 0 made a failure by `--retry-if-output`. `--forever` ends 0 only when `--stop-on 0` ends it,
+/// or `--stop-if-output` matched the output of a run that exited 0.
+pub(super) fn give_up_exit(shape: Shape, exit: Exit) -> Exit {
+    match (shape, exit) {
+        (Shape::Forever, Exit::Code(0)) => Exit::Code(1),
+        _ => exit,
+    }
+}
+
+/// [`decide`] before a give-up's status is settled by [`give_up_exit`].
+fn judge<R: Rng + ?Sized>(
+    facts: &Facts<'_>,
+    rule: &mut GiveUpRule,
+    streak: &mut Streak,
+    rng: &mut R,
+) -> Decision {
     let f = facts;
     let exit = exit_for(f.outcome, f.output_failed, f.preserve_status);
     if let Some(signal) = f.interrupted {
         // With --forever the signal alone ends the run (the command would have run on): retry
         // dies of it whatever the last run did, as a service manager expects of a clean stop.
-        let exit = if f.shape == Shape::Forever {
+        // ALRM is retry's timer: the run it stopped timed out (124, or 137 after KILL), as
+        // without --forever.
+        let timed_out =
+            signal == crate::signals::ALARM && matches!(f.outcome, Outcome::Stopped { .. });
+        let exit = if f.shape == Shape::Forever && !timed_out {
             Exit::Signal(signal)
         } else {
             exit
@@ -217,7 +262,7 @@ pub(super) fn decide<R: Rng + ?Sized>(
         }
     }
     // `--forever` runs a success again too, through the same checks and delays as a failure.
-    if succeeded && f.shape != Shape::Forever {
+    if succeeded && (f.shape != Shape::Forever || f.success_stops) {
         return Decision::End(Ending::Succeed);
     }
     let status = f.outcome.status();
@@ -239,8 +284,8 @@ pub(super) fn decide<R: Rng + ?Sized>(
     {
         return give_up(&format!("HTTP {code} is not retried"), exit, true).into();
     }
-    if f.reader_gone {
-        return give_up("the reader of stdout is gone", exit, true).into();
+    if let Some(stream) = f.reader_gone {
+        return give_up(reader_gone(stream), exit, true).into();
     }
     if let Some(why) = f.replay_lost {
         return Decision::End(Ending::GiveUp {
@@ -383,6 +428,14 @@ fn crash_loop(max_retries: Option<u64>, reset_after: Option<Duration>) -> String
     }
 }
 
+/// Why the run ends when the reader of retry's `stream` is gone.
+fn reader_gone(stream: Stream) -> &'static str {
+    match stream {
+        Stream::Stdout => "the reader of stdout is gone",
+        Stream::Stderr => "the reader of stderr is gone",
+    }
+}
+
 /// A give-up for `why` with `exit`.
 fn give_up(why: &str, exit: Exit, failed_first: bool) -> Ending {
     Ending::GiveUp {
@@ -449,8 +502,8 @@ fn rerun<R: Rng + ?Sized>(f: &Facts<'_>, rule: &mut GiveUpRule, rng: &mut R) -> 
     if f.stop_match {
         return no_failure("its output matched --stop-if-output".into()).into();
     }
-    if f.reader_gone {
-        return no_failure("the reader of stdout is gone".into()).into();
+    if let Some(stream) = f.reader_gone {
+        return no_failure(reader_gone(stream).into()).into();
     }
     let delay = match rule.next_delay(f.elapsed, f.hint.map(|h| h.0), rng) {
         Ok(delay) => delay,

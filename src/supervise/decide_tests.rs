@@ -45,7 +45,7 @@ pub(super) fn facts(outcome: &Outcome) -> Facts<'_> {
                 Verdict::Retry
             }
         }),
-        reader_gone: false,
+        reader_gone: None,
         replay_lost: None,
         hint: None,
         max_hint: SECS(3600),
@@ -58,6 +58,7 @@ pub(super) fn facts(outcome: &Outcome) -> Facts<'_> {
         preserve_status: false,
         http_status: None,
         http_retry_on: None,
+        success_stops: false,
         max_retries: Some(2),
         reset_after: None,
     }
@@ -180,7 +181,7 @@ fn a_status_not_retried_gives_up() {
 #[test]
 fn a_reader_gone_or_a_lost_recording_of_stdin_gives_up() {
     let mut f = facts(&FAILED);
-    f.reader_gone = true;
+    f.reader_gone = Some(crate::held::Stream::Stdout);
     assert_eq!(
         once(&f),
         gives_up("the reader of stdout is gone", Exit::Code(1), true)

@@ -40,7 +40,7 @@ fn a_failure_runs_again_as_a_success_does() {
 }
 
 #[test]
-fn n_plus_one_short_runs_in_a_row_are_a_crash_loop_that_ends_with_the_last_status() {
+fn n_plus_one_short_runs_in_a_row_are_a_crash_loop_that_ends_with_the_last_status_or_1() {
     let mut r = rule(Some(2));
     let mut streak = Streak::default();
     let f = forever(&OK);
@@ -56,7 +56,7 @@ fn n_plus_one_short_runs_in_a_row_are_a_crash_loop_that_ends_with_the_last_statu
         run(&f, &mut r, &mut streak),
         gives_up(
             "3 runs in a row ended within --reset-after (1m): a crash loop",
-            Exit::Code(0),
+            Exit::Code(1),
             true
         )
     );
@@ -124,17 +124,17 @@ fn the_deadline_ends_it() {
     f.elapsed = SECS(10);
     assert_eq!(
         run(&f, &mut r, &mut Streak::default()),
-        gives_up("the deadline has passed", Exit::Code(0), true)
+        gives_up("the deadline has passed", Exit::Code(1), true)
     );
 }
 
 #[test]
 fn a_success_whose_reader_is_gone_is_not_run_again() {
     let mut f = forever(&OK);
-    f.reader_gone = true;
+    f.reader_gone = Some(crate::held::Stream::Stdout);
     assert_eq!(
         once(&f),
-        gives_up("the reader of stdout is gone", Exit::Code(0), true)
+        gives_up("the reader of stdout is gone", Exit::Code(1), true)
     );
 }
 
@@ -147,5 +147,64 @@ fn a_command_that_cannot_be_run_is_not_run_again() {
     assert_eq!(
         once(&forever(&outcome)),
         gives_up("the command could not be run", Exit::Code(127), false)
+    );
+}
+
+#[test]
+fn stop_on_0_ends_it_after_a_run_that_exits_0_with_0() {
+    let mut f = forever(&OK);
+    f.success_stops = true;
+    assert_eq!(once(&f), Decision::End(Ending::Succeed));
+    let mut f = forever(&FAILED);
+    f.success_stops = true;
+    assert_eq!(
+        once(&f),
+        again(Next::Retry, SECS(1), None),
+        "a failure restarts"
+    );
+}
+
+#[test]
+fn alrm_that_stopped_a_run_ends_it_with_the_timed_out_status_not_the_signal() {
+    let stopped = Outcome::Stopped {
+        reason: StopReason::Timeout,
+        killed: false,
+        after: SECS(1),
+        ended: Ended::Signaled(15),
+    };
+    let mut f = forever(&stopped);
+    f.interrupted = Some(crate::signals::ALARM);
+    assert_eq!(
+        once(&f),
+        Decision::End(Ending::Stopped {
+            signal: crate::signals::ALARM,
+            exit: Exit::Code(124)
+        })
+    );
+    let mut f = forever(&OK);
+    f.interrupted = Some(crate::signals::ALARM);
+    assert_eq!(
+        once(&f),
+        Decision::End(Ending::Stopped {
+            signal: crate::signals::ALARM,
+            exit: Exit::Signal(crate::signals::ALARM)
+        }),
+        "ALRM after a run that ended by itself: retry dies of it"
+    );
+}
+
+#[test]
+fn giving_up_after_a_wait_is_never_0() {
+    assert_eq!(
+        super::super::decide::give_up_exit(Shape::Forever, Exit::Code(0)),
+        Exit::Code(1)
+    );
+    assert_eq!(
+        super::super::decide::give_up_exit(Shape::Forever, Exit::Code(3)),
+        Exit::Code(3)
+    );
+    assert_eq!(
+        super::super::decide::give_up_exit(Shape::Plain, Exit::Code(0)),
+        Exit::Code(0)
     );
 }

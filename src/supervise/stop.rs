@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::Supervisor;
-use crate::process::{self, Attempt};
+use crate::process::{self, Attempt, Left};
 use crate::signals::{Event, passed_on};
 
 /// How often what is left of a step is looked for again while it is being stopped: those
@@ -125,16 +125,27 @@ impl Supervisor<'_> {
     /// retry waits until none is left.
     /// Returns a stop signal ([`crate::signals::STOP_SIGNALS`]) that arrived meanwhile; it is
     /// passed on (ALRM, retry's timer, is not: they are being stopped already).
-    pub(super) fn stop_leftovers(&self, step: &Attempt, mut stop: Stopping) -> Option<i32> {
+    pub(super) fn stop_leftovers(&self, step: &Attempt, stop: Stopping) -> Option<i32> {
+        self.stop_leftovers_counted(step, stop).1
+    }
+
+    /// [`Supervisor::stop_leftovers`], also returning what was left running when retry sent
+    /// it TERM ([`Left::Nothing`] when nothing was, or `stop` had TERMed the tree already).
+    pub(super) fn stop_leftovers_counted(
+        &self,
+        step: &Attempt,
+        mut stop: Stopping,
+    ) -> (Left, Option<i32>) {
         if !step.rest_alive() {
-            return None;
+            return (Left::Nothing, None);
         }
         let grace = self.config.kill_after;
+        let mut left = Left::Nothing;
         if !stop.tree_termed {
             // A TERM passed on reached the step's group or process, not those that left it.
             stop.term_sent(grace);
             stop.tree_termed = true;
-            step.signal_rest(crate::signal_names::TERMINATE);
+            left = step.signal_rest(crate::signal_names::TERMINATE);
             step.signal_rest(crate::signal_names::CONTINUE);
         }
         let mut interrupted = None;
@@ -148,7 +159,7 @@ impl Supervisor<'_> {
                 step.signal_rest(crate::signal_names::KILL);
             }
             if !step.rest_alive() {
-                return interrupted;
+                return (left, interrupted);
             }
             let poll = Instant::now() + LEFTOVER_POLL;
             let wake = stop.wake().map_or(poll, |t| t.min(poll));

@@ -52,10 +52,15 @@ pub struct RunRecord {
     pub duration: Duration,
     /// Attempts started.
     pub attempts: u64,
+    /// Of those, the attempts an earlier write of this run (a `--forever` run rewrites the
+    /// file after every run) already added to `retry_attempts_total`.
+    pub counted: u64,
     /// retry's exit status (128 + N for a death by signal N).
     pub exit_status: u8,
-    /// How it ended.
-    pub result: RunResult,
+    /// How it ended; `None` while it goes on (a `--forever` run's file after each run: the
+    /// run is not counted in `retry_runs_total` yet, and `retry_last_exit_status` is the last
+    /// attempt's status).
+    pub result: Option<RunResult>,
 }
 
 /// What a previous file carries over to the next (for one `job`).
@@ -132,7 +137,7 @@ pub fn render(run: &RunRecord, before: &Carried) -> String {
     // (`time() - retry_last_success_timestamp_seconds > N`) fires for a job that never worked:
     // Prometheus' "avoid missing metrics",
     // <https://prometheus.io/docs/practices/instrumentation/#avoid-missing-metrics>.
-    let last_success = if run.result == RunResult::Success {
+    let last_success = if run.result == Some(RunResult::Success) {
         ended
     } else {
         before.last_success.unwrap_or(0.0)
@@ -173,7 +178,7 @@ pub fn render(run: &RunRecord, before: &Carried) -> String {
         "# HELP retry_runs_total Runs, by how they ended.\n# TYPE retry_runs_total counter\n",
     );
     for (i, result) in RunResult::ALL.iter().enumerate() {
-        let count = before.runs[i].saturating_add(u64::from(*result == run.result));
+        let count = before.runs[i].saturating_add(u64::from(Some(*result) == run.result));
         out.push_str(&format!(
             "retry_runs_total{{{job},result=\"{}\"}} {count}\n",
             result.label()
@@ -182,7 +187,9 @@ pub fn render(run: &RunRecord, before: &Carried) -> String {
     out.push_str(&format!(
         "# HELP retry_attempts_total Attempts started, over all runs.\n\
          # TYPE retry_attempts_total counter\nretry_attempts_total{{{job}}} {}\n",
-        before.attempts.saturating_add(run.attempts)
+        before
+            .attempts
+            .saturating_add(run.attempts.saturating_sub(run.counted))
     ));
     out
 }
@@ -197,8 +204,9 @@ mod tests {
             ended: SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_250),
             duration: Duration::from_millis(1500),
             attempts,
+            counted: 0,
             exit_status: if result == RunResult::Success { 0 } else { 3 },
-            result,
+            result: Some(result),
         }
     }
 
@@ -274,5 +282,26 @@ mod tests {
         let text = render(&odd, &Carried::default());
         let carried = Carried::read(&text, &odd.job).unwrap();
         assert_eq!(carried.runs, [0, 0, 1, 0]);
+    }
+
+    #[test]
+    fn a_run_still_going_adds_its_new_attempts_and_counts_no_run_until_it_ends() {
+        let going = RunRecord {
+            attempts: 3,
+            result: None,
+            ..run(RunResult::GaveUp, 0)
+        };
+        let first = render(&going, &Carried::default());
+        let carried = Carried::read(&first, "backup").unwrap();
+        assert_eq!((carried.runs, carried.attempts), ([0; 4], 3));
+        assert_eq!(carried.last_success, Some(0.0));
+        // The run ends after two more attempts: only those are added, and the run is counted.
+        let ended = RunRecord {
+            attempts: 5,
+            counted: 3,
+            ..run(RunResult::GaveUp, 0)
+        };
+        let second = Carried::read(&render(&ended, &carried), "backup").unwrap();
+        assert_eq!((second.runs, second.attempts), ([0, 1, 0, 0], 5));
     }
 }

@@ -18,6 +18,8 @@ pub struct TelemetryObserver {
     telemetry: Telemetry,
     /// The metrics file's warnings, said once the status is settled.
     warnings: Vec<String>,
+    /// A write of the metrics file after a `--forever` run failed (said once).
+    run_write_failed: bool,
 }
 
 impl TelemetryObserver {
@@ -27,6 +29,7 @@ impl TelemetryObserver {
         TelemetryObserver {
             telemetry,
             warnings: Vec::new(),
+            run_write_failed: false,
         }
     }
 }
@@ -88,6 +91,21 @@ impl Observer for TelemetryObserver {
             } => {
                 let reason = error_type(a.outcome, a.output_failed).unwrap_or_default();
                 self.telemetry.wait(a.attempt, delay, &reason, asked);
+                let status = if a.output_failed {
+                    1
+                } else {
+                    a.outcome.status()
+                };
+                // --forever: the file after every run. A write that fails here is said at the
+                // end (once); the end's own write decides the status.
+                let said = self.telemetry.run_ended(status);
+                if let Some(error) = said.error
+                    && !self.run_write_failed
+                {
+                    self.run_write_failed = true;
+                    self.warnings
+                        .push(format!("after run {}: {error}", a.attempt));
+                }
             }
             Event::GaveUp { attempts, why, .. } => self.telemetry.gave_up(attempts, why),
             _ => {}
@@ -110,7 +128,7 @@ impl Observer for TelemetryObserver {
         if let Some(error) = said.error {
             end.failed(&error);
         }
-        self.warnings = said.warnings;
+        self.warnings.extend(said.warnings);
     }
 
     /// The metrics file's warnings (never dropped with a successful run's held output), then

@@ -27,6 +27,8 @@ pub struct Telemetry {
     settings: Settings,
     start: Instant,
     attempts: u64,
+    /// Of `attempts`, those a write of the metrics file already counted.
+    attempts_written: u64,
     trace: Option<Trace>,
 }
 
@@ -53,6 +55,7 @@ impl Telemetry {
             settings: settings.clone(),
             start: Instant::now(),
             attempts: 0,
+            attempts_written: 0,
             trace,
         }
     }
@@ -146,13 +149,24 @@ impl Telemetry {
         if self.settings.metrics.is_none() {
             return Said::default();
         }
-        self.write_metrics(exit_status, result)
+        self.write_metrics(exit_status, Some(result))
+    }
+
+    /// A run of `--forever` ended with `status` and another follows: the metrics file is
+    /// rewritten (atomically, as at the end) with the attempts so far, so that a collector sees
+    /// the restarts of a loop that runs for weeks. Nothing without `--metrics-file` or
+    /// `--forever`.
+    pub fn run_ended(&mut self, status: u8) -> Said {
+        match &self.settings.metrics {
+            Some(m) if m.every_run => self.write_metrics(status, None),
+            _ => Said::default(),
+        }
     }
 
     /// [`Telemetry::finish_metrics`] when there is a file to write.
     #[cold]
     #[inline(never)]
-    fn write_metrics(&mut self, exit_status: u8, result: RunResult) -> Said {
+    fn write_metrics(&mut self, exit_status: u8, result: Option<RunResult>) -> Said {
         let mut said = Said::default();
         let Some(m) = &self.settings.metrics else {
             return said;
@@ -162,16 +176,20 @@ impl Telemetry {
             ended: SystemTime::now(),
             duration: self.start.elapsed(),
             attempts: self.attempts,
+            counted: self.attempts_written,
             exit_status,
             result,
         };
         let file = m.path.display();
         match textfile::write(&m.path, &record) {
-            Ok(notices) => said.warnings.extend(
-                notices
-                    .into_iter()
-                    .map(|notice| format!("--metrics-file {file}: {notice}")),
-            ),
+            Ok(notices) => {
+                self.attempts_written = self.attempts;
+                said.warnings.extend(
+                    notices
+                        .into_iter()
+                        .map(|notice| format!("--metrics-file {file}: {notice}")),
+                );
+            }
             Err(e) => said.error = Some(format!("cannot write --metrics-file {file}: {e}")),
         }
         said

@@ -16,6 +16,8 @@ pub struct Metrics {
     pub path: PathBuf,
     /// The `job` label.
     pub job: String,
+    /// Rewritten after every run, not only at the end (`--forever`).
+    pub every_run: bool,
 }
 
 /// The trace's settings: the exporter, the parent from `TRACEPARENT` / `TRACESTATE`, and
@@ -109,7 +111,11 @@ impl Settings {
                 Some(job) => job,
                 None => program(command),
             };
-            settings.metrics = Some(Metrics { path, job });
+            settings.metrics = Some(Metrics {
+                path,
+                job,
+                every_run: false,
+            });
         }
         Ok(())
     }

@@ -302,8 +302,9 @@ mod tests {
             ended: SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_250),
             duration: Duration::from_millis(1500),
             attempts,
+            counted: 0,
             exit_status: if result == RunResult::Success { 0 } else { 3 },
-            result,
+            result: Some(result),
         }
     }
 

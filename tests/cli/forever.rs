@@ -1,5 +1,5 @@
 //! `--forever` through the binary users run: commands that exit 0 or 1 at once (the delays
-//! grow to the cap and a crash loop ends the run with the last status), a run longer than
+//! grow to the cap and a crash loop ends the run with the last status, 1 for a 0), a run longer than
 //! `--reset-after` (the backoff starts again), `--stop-on`, the deadline, the defaults
 //! (`-n` unlimited, `--reset-after 1m`), the JSON events, the refusals, `--lock`, `--budget` and
 //! `--chronic`. Signals: `forever_signals.rs`. Each run notes its number and start time in a
@@ -73,7 +73,7 @@ fn gaps_follow(runs: &[(u64, f64)], delays: &[f64]) {
 }
 
 #[test]
-fn quick_successes_back_off_to_the_cap_and_a_crash_loop_ends_with_status_0() {
+fn quick_successes_back_off_to_the_cap_and_a_crash_loop_ends_with_status_1() {
     let dir = tempfile::tempdir().unwrap();
     let log = log_in(&dir);
     let args = [
@@ -90,7 +90,7 @@ fn quick_successes_back_off_to_the_cap_and_a_crash_loop_ends_with_status_0() {
         "none",
     ];
     let r = run(&args, NOTE, &log);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
     let runs = runs(&log);
     assert_eq!(
         runs.iter().map(|r| r.0).collect::<Vec<_>>(),
@@ -157,7 +157,7 @@ fn a_run_longer_than_reset_after_starts_the_backoff_and_the_crash_loop_afresh() 
         "none",
     ];
     let r = run(&args, &script, &log);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
     // Two short runs, the long one (the delay after it is the first again), then three short
     // ones in a row (-n 2 allows three) end it.
     assert_eq!(
@@ -230,7 +230,7 @@ fn unlimited_runs_and_reset_after_1m_by_default_and_a_preset_s_limit_does_not_ap
         .args(["--forever", "-b", "0", "--", "sh", "-c", NOTE])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(1));
     assert_eq!(runs(&log).len(), 2);
 }
 
@@ -241,7 +241,7 @@ fn json_events_count_the_restarts() {
         "true",
         Path::new("/dev/null"),
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
     let events: Vec<serde_json::Value> = r
         .stderr
         .lines()
@@ -255,7 +255,7 @@ fn json_events_count_the_restarts() {
     let give_up = named("give_up")[0];
     assert_eq!(give_up["restarts"], 2, "{give_up}");
     assert_eq!(give_up["attempts"], 3, "{give_up}");
-    assert_eq!(give_up["status"], 0, "{give_up}");
+    assert_eq!(give_up["status"], 1, "{give_up}");
 }
 
 #[test]
@@ -290,7 +290,7 @@ fn with_chronic_a_crash_loop_of_successes_shows_what_it_held() {
         &script,
         &log,
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert_eq!(r.stdout, "out 1\nout 2\n", "{}", r.stderr);
     assert!(r.stderr.contains("a crash loop"), "{}", r.stderr);
 }
