@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+pub mod reasons;
+
 use crate::hints::HintSource;
 use crate::pipeline::Tasks;
 use crate::process::{Left, Outcome};

@@ -250,20 +250,23 @@ impl Supervisor<'_> {
                 Exit::Code(0)
             }
             Ending::GiveUp {
-                why,
+                reason,
                 exit,
                 failed_first,
-                error,
+                streak,
+                lost,
             } => {
-                if let Some(error) = error {
-                    self.reporter.error(&error);
+                if let Some(lost) = lost {
+                    self.reporter.error(&crate::report::stdin_lost_line(&lost));
                 }
                 if failed_first {
                     failed(ended);
                 }
-                self.give_up(attempt, &why, exit)
+                self.give_up(attempt, &reason, streak, exit)
             }
-            Ending::NoFailure { runs, why } => self.no_failure(runs, &why),
+            Ending::NoFailure { runs, reason } => {
+                self.no_failure(runs, &crate::report::reason_words(&reason))
+            }
             Ending::UntilFailFailed { exit } => {
                 if let Some((end, output_failed)) = ended {
                     self.reporter
@@ -271,10 +274,8 @@ impl Supervisor<'_> {
                 }
                 exit
             }
-            Ending::Abort { exit, error } => {
-                if let Some(error) = error {
-                    self.reporter.error(&error);
-                }
+            Ending::Abort { exit, lost } => {
+                self.reporter.error(&crate::report::stdin_lost_line(&lost));
                 exit
             }
         }

@@ -36,10 +36,10 @@ use super::exit_for;
 use super::hints::checked;
 use crate::codes::Verdict;
 use crate::config::Shape;
-use crate::duration::format_human;
 use crate::held::Stream;
 use crate::hints::HintSource;
 use crate::http_status::HttpStatuses;
+use crate::observe::reasons::{Reason, StdinLost, StreakCut};
 use crate::process::{Outcome, StopReason};
 use crate::status::{Exit, TIMED_OUT};
 use retry_tool_backoff::{GiveUp, GiveUpRule};
@@ -136,20 +136,23 @@ pub(super) enum Ending {
     Succeed,
     /// `--successes needed`: the streak is complete; the run succeeded.
     StreakDone { needed: u64 },
-    /// The run gives up because `why`, and ends with `exit`. `failed_first`: the attempt's
-    /// failure is said before (no wait line said it); `error`: a line to say first.
+    /// The run gives up for `reason`, and ends with `exit`. `failed_first`: the attempt's
+    /// failure is said before (no wait line said it); `streak`: a `--successes` streak cut
+    /// short of a longer one seen before; `lost`: the recording of stdin failed (said first).
     GiveUp {
-        why: String,
+        reason: Reason,
         exit: Exit,
         failed_first: bool,
-        error: Option<String>,
+        streak: Option<StreakCut>,
+        lost: Option<StdinLost>,
     },
-    /// `--until-fail`: the run ends with 0 after `runs` runs without a failure, because `why`.
-    NoFailure { runs: u64, why: String },
+    /// `--until-fail`: the run ends with 0 after `runs` runs without a failure, for `reason`.
+    NoFailure { runs: u64, reason: Reason },
     /// `--until-fail`: the failure it waited for; the run ends with `exit`.
     UntilFailFailed { exit: Exit },
-    /// The run ends with `exit` after saying `error`, with no closing line.
-    Abort { exit: Exit, error: Option<String> },
+    /// The run ends with `exit` after saying why the recording of stdin failed, with no
+    /// closing line.
+    Abort { exit: Exit, lost: StdinLost },
 }
 
 impl From<Ending> for Decision {
@@ -187,15 +190,17 @@ pub(super) fn decide<R: Rng + ?Sized>(
     match judge(facts, rule, streak, rng) {
         // A --stop-if-output match is the user's own stop: the run's status stands.
         Decision::End(Ending::GiveUp {
-            why,
+            reason,
             exit,
             failed_first,
-            error,
+            streak,
+            lost,
         }) if !facts.stop_match => Decision::End(Ending::GiveUp {
-            why,
+            reason,
             exit: give_up_exit(facts.shape, exit),
             failed_first,
-            error,
+            streak,
+            lost,
         }),
         other => other,
     }
@@ -238,7 +243,7 @@ fn judge<R: Rng + ?Sized>(
         return Decision::End(Ending::Stopped { signal, exit });
     }
     if let Outcome::LaunchFailed { .. } = f.outcome {
-        return give_up("the command could not be run", exit, false).into();
+        return give_up(Reason::CannotRun, exit, false).into();
     }
     let succeeded = f.verdict == Verdict::Success;
     match f.shape {
@@ -252,10 +257,9 @@ fn judge<R: Rng + ?Sized>(
                 ..
             } = f.outcome
             {
-                let why = format!("the deadline stopped run {} before it ended", f.attempt);
                 return Decision::End(Ending::NoFailure {
                     runs: f.attempt - 1,
-                    why,
+                    reason: Reason::DeadlineStoppedRun(f.attempt),
                 });
             }
             return Decision::End(Ending::UntilFailFailed { exit });
@@ -267,10 +271,10 @@ fn judge<R: Rng + ?Sized>(
     }
     let status = f.outcome.status();
     if f.stop_match {
-        return give_up("its output matched --stop-if-output", exit, true).into();
+        return give_up(Reason::OutputMatched, exit, true).into();
     }
     if f.verdict == Verdict::Stop {
-        return give_up(&format!("status {status} is not retried"), exit, true).into();
+        return give_up(Reason::StatusNotRetried(status), exit, true).into();
     }
     let (http_retried, hint_retries) = match f.http_retry_on {
         Some(set) => (set, false),
@@ -282,17 +286,18 @@ fn judge<R: Rng + ?Sized>(
         && !hint_retries
         && !http_retried.contains(code)
     {
-        return give_up(&format!("HTTP {code} is not retried"), exit, true).into();
+        return give_up(Reason::HttpNotRetried(code), exit, true).into();
     }
     if let Some(stream) = f.reader_gone {
-        return give_up(reader_gone(stream), exit, true).into();
+        return give_up(Reason::ReaderGone(stream), exit, true).into();
     }
     if let Some(why) = f.replay_lost {
         return Decision::End(Ending::GiveUp {
-            why: "stdin could not be recorded whole".to_string(),
+            reason: Reason::StdinLost,
             exit,
             failed_first: true,
-            error: Some(replay_error(why, f.attempt + 1)),
+            streak: None,
+            lost: Some(stdin_lost(why, f.attempt + 1)),
         });
     }
     // A server's hint may lengthen the delay past the cap, or make retry give up; so may the
@@ -304,12 +309,16 @@ fn judge<R: Rng + ?Sized>(
     let delay = match rule.next_delay(f.elapsed, floor, rng) {
         Ok(delay) => delay,
         Err(GiveUp::RetriesUsedUp) if f.shape == Shape::Forever => {
-            return give_up(&crash_loop(f.max_retries, f.reset_after), exit, true).into();
+            let reason = Reason::CrashLoop {
+                runs: f.max_retries.map_or(u64::MAX, |n| n.saturating_add(1)),
+                reset_after: f.reset_after,
+            };
+            return give_up(reason, exit, true).into();
         }
-        Err(why) => return give_up(&crate::report::give_up_reason(why), exit, true).into(),
+        Err(why) => return give_up(Reason::Rule(why), exit, true).into(),
     };
     if let Some(why) = f.budget_refusal {
-        return give_up(why, exit, true).into();
+        return give_up(Reason::Budget(why.to_string()), exit, true).into();
     }
     match checked(delay, f.hint, f.max_hint).map(|w| w.hint) {
         Ok(hint) => Decision::Again {
@@ -317,7 +326,7 @@ fn judge<R: Rng + ?Sized>(
             delay,
             hint,
         },
-        Err(why) => give_up(&why, exit, true).into(),
+        Err(reason) => give_up(reason, exit, true).into(),
     }
 }
 
@@ -343,122 +352,85 @@ pub(super) fn after_pause(
     replay_lost: Option<&str>,
     streak: &Streak,
 ) -> Option<Ending> {
-    let no_failure = |why: &str| Ending::NoFailure {
+    let no_failure = |reason: Reason| Ending::NoFailure {
         runs: attempt,
-        why: why.to_string(),
+        reason,
     };
     match (next, pause) {
-        (Next::Retry, Pause::Hook { .. }) if deadline_passed => Some(give_up(
-            "the deadline passed during --on-retry",
-            exit,
-            false,
-        )),
+        (Next::Retry, Pause::Hook { .. }) if deadline_passed => {
+            Some(give_up(Reason::DeadlineDuringHook, exit, false))
+        }
         (Next::Retry, Pause::Hook { hook_failed: true }) => {
-            Some(give_up("the --on-retry hook failed", exit, false))
+            Some(give_up(Reason::HookFailed, exit, false))
         }
         (Next::Rerun, Pause::Hook { .. }) if deadline_passed => {
-            Some(no_failure("the deadline passed during --on-retry"))
+            Some(no_failure(Reason::DeadlineDuringHook))
         }
-        (Next::Rerun, Pause::Hook { hook_failed: true }) => {
-            Some(no_failure("the --on-retry hook failed"))
-        }
+        (Next::Rerun, Pause::Hook { hook_failed: true }) => Some(no_failure(Reason::HookFailed)),
         (_, Pause::Hook { .. }) => None,
         (Next::Retry, Pause::Wait) if deadline_passed => {
-            Some(give_up("the deadline has passed", exit, false))
+            Some(give_up(Reason::DeadlinePassed, exit, false))
         }
-        (Next::Rerun, Pause::Wait) if deadline_passed => {
-            Some(no_failure("the deadline has passed"))
+        (Next::Rerun, Pause::Wait) if deadline_passed => Some(no_failure(Reason::DeadlinePassed)),
+        (Next::Streak { current, needed }, Pause::Wait) if deadline_passed => {
+            Some(Ending::GiveUp {
+                reason: Reason::DeadlinePassed,
+                exit: Exit::Code(TIMED_OUT.into()),
+                failed_first: false,
+                streak: short(streak, current, needed),
+                lost: None,
+            })
         }
-        (Next::Streak { current, needed }, Pause::Wait) if deadline_passed => Some(give_up(
-            &short(streak, current, needed, "the deadline has passed"),
-            Exit::Code(TIMED_OUT.into()),
-            false,
-        )),
         (next, Pause::Wait) => {
-            let why = replay_lost?;
-            let error = Some(replay_error(why, attempt + 1));
-            let lost = "stdin could not be recorded whole";
+            let lost = stdin_lost(replay_lost?, attempt + 1);
             Some(match next {
                 Next::Retry => Ending::GiveUp {
-                    why: lost.to_string(),
+                    reason: Reason::StdinLost,
                     exit,
                     failed_first: false,
-                    error,
+                    streak: None,
+                    lost: Some(lost),
                 },
                 Next::Streak { current, needed } => Ending::GiveUp {
-                    why: short(streak, current, needed, lost),
+                    reason: Reason::StdinLost,
                     exit: Exit::OwnFailure,
                     failed_first: false,
-                    error,
+                    streak: short(streak, current, needed),
+                    lost: Some(lost),
                 },
                 // --until-fail ends with 125 after the line saying why.
                 Next::Rerun => Ending::Abort {
                     exit: Exit::OwnFailure,
-                    error,
+                    lost,
                 },
             })
         }
     }
 }
 
-/// `why` a run of `--successes` gives up, with the streak it reached appended: `no retries
-/// left; the longest streak was 2 of 3 successes in a row`. As it is for any other shape.
-pub(super) fn with_streak(shape: Shape, streak: &Streak, why: &str) -> String {
-    match shape {
-        Shape::Streak(needed) => format!(
-            "{why}; the longest streak was {} of {needed} successes in a row",
-            streak.longest
-        ),
-        Shape::Plain | Shape::UntilFail | Shape::Forever => why.to_string(),
-    }
-}
-
-/// Why `--forever` gives up when `-n` (`max_retries`) short runs in a row after the first
-/// were made: a crash loop, the runs shorter than `reset_after` (none: `--reset-after 0`, every
-/// run counts).
-fn crash_loop(max_retries: Option<u64>, reset_after: Option<Duration>) -> String {
-    let runs = max_retries.map_or(u64::MAX, |n| n.saturating_add(1));
-    let s = if runs == 1 { "" } else { "s" };
-    match reset_after {
-        Some(d) => format!(
-            "{runs} run{s} in a row ended within --reset-after ({}): a crash loop",
-            format_human(d)
-        ),
-        None => format!("no restarts left: {runs} run{s} (--reset-after 0 counts every run)"),
-    }
-}
-
-/// Why the run ends when the reader of retry's `stream` is gone.
-fn reader_gone(stream: Stream) -> &'static str {
-    match stream {
-        Stream::Stdout => "the reader of stdout is gone",
-        Stream::Stderr => "the reader of stderr is gone",
-    }
-}
-
-/// A give-up for `why` with `exit`.
-fn give_up(why: &str, exit: Exit, failed_first: bool) -> Ending {
+/// A give-up for `reason` with `exit`.
+fn give_up(reason: Reason, exit: Exit, failed_first: bool) -> Ending {
     Ending::GiveUp {
-        why: why.to_string(),
+        reason,
         exit,
         failed_first,
-        error: None,
+        streak: None,
+        lost: None,
     }
 }
 
-/// The line saying why attempt `next` does not run: the recording of stdin failed (`why`).
-fn replay_error(why: &str, next: u64) -> String {
-    format!("{why}; not retrying: attempt {next} would see only part of stdin")
+/// Why attempt `next` does not run: the recording of stdin failed (`why`).
+fn stdin_lost(why: &str, next: u64) -> StdinLost {
+    StdinLost {
+        why: why.to_string(),
+        next,
+    }
 }
 
-/// The closing words of a streak cut short: they name the longest streak (`with_streak`),
-/// and the current one only when it is shorter.
-fn short(streak: &Streak, current: u64, needed: u64, why: &str) -> String {
-    if streak.longest > current {
-        format!("{why} after {current} of {needed} successes in a row")
-    } else {
-        why.to_string()
-    }
+/// A streak cut at `current` of `needed`, named in the closing words only when a longer one
+/// was seen before (the closing line names the longest too).
+fn short(streak: &Streak, current: u64, needed: u64) -> Option<StreakCut> {
+    (streak.longest > current).then_some(StreakCut { current, needed })
 }
 
 /// `--successes needed`: a success.
@@ -470,20 +442,16 @@ fn streak_goes_on(f: &Facts<'_>, streak: &mut Streak, needed: u64) -> Decision {
         return Decision::End(Ending::StreakDone { needed });
     }
     let delay = f.base;
-    let timed_out = |why: &str| {
-        give_up(
-            &short(streak, current, needed, why),
-            Exit::Code(TIMED_OUT.into()),
-            false,
-        )
+    let timed_out = |reason: Reason| Ending::GiveUp {
+        reason,
+        exit: Exit::Code(TIMED_OUT.into()),
+        failed_first: false,
+        streak: short(streak, current, needed),
+        lost: None,
     };
     match f.time_left {
-        Some(left) if left.is_zero() => timed_out("the deadline has passed").into(),
-        Some(left) if delay >= left => timed_out(&format!(
-            "the next wait ({}) would end at or past the deadline",
-            format_human(delay)
-        ))
-        .into(),
+        Some(left) if left.is_zero() => timed_out(Reason::DeadlinePassed).into(),
+        Some(left) if delay >= left => timed_out(Reason::WaitPastDeadline(delay)).into(),
         _ => Decision::Again {
             next: Next::Streak { current, needed },
             delay,
@@ -495,19 +463,19 @@ fn streak_goes_on(f: &Facts<'_>, streak: &mut Streak, needed: u64) -> Decision {
 /// `--until-fail`: a success, run again after the delay the give-up rule grants, or the run
 /// ends without a failure.
 fn rerun<R: Rng + ?Sized>(f: &Facts<'_>, rule: &mut GiveUpRule, rng: &mut R) -> Decision {
-    let no_failure = |why: String| Ending::NoFailure {
+    let no_failure = |reason: Reason| Ending::NoFailure {
         runs: f.attempt,
-        why,
+        reason,
     };
     if f.stop_match {
-        return no_failure("its output matched --stop-if-output".into()).into();
+        return no_failure(Reason::OutputMatched).into();
     }
     if let Some(stream) = f.reader_gone {
-        return no_failure(reader_gone(stream).into()).into();
+        return no_failure(Reason::ReaderGone(stream)).into();
     }
     let delay = match rule.next_delay(f.elapsed, f.hint.map(|h| h.0), rng) {
         Ok(delay) => delay,
-        Err(why) => return no_failure(why.to_string()).into(),
+        Err(why) => return no_failure(Reason::Rule(why)).into(),
     };
     match checked(delay, f.hint, f.max_hint).map(|w| w.hint) {
         Ok(_) => Decision::Again {
@@ -515,6 +483,6 @@ fn rerun<R: Rng + ?Sized>(f: &Facts<'_>, rule: &mut GiveUpRule, rng: &mut R) -> 
             delay,
             hint: None,
         },
-        Err(why) => no_failure(why).into(),
+        Err(reason) => no_failure(reason).into(),
     }
 }

@@ -9,9 +9,10 @@ use super::decide::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, d
 use crate::codes::Verdict;
 use crate::config::Shape;
 use crate::hints::HintSource;
+use crate::observe::reasons::{Reason, StdinLost, StreakCut};
 use crate::process::{Ended, Outcome, StopReason};
 use crate::status::{Exit, TIMED_OUT};
-use retry_tool_backoff::{GiveUpRule, Jitter, Limits, Policy};
+use retry_tool_backoff::{GiveUp, GiveUpRule, Jitter, Limits, Policy};
 
 pub(super) const SECS: fn(u64) -> Duration = Duration::from_secs;
 pub(super) const FAILED: Outcome = Outcome::Exited(1);
@@ -78,12 +79,13 @@ pub(super) fn once(facts: &Facts<'_>) -> Decision {
     run(facts, &mut rule(Some(2)), &mut Streak::default())
 }
 
-pub(super) fn gives_up(why: &str, exit: Exit, failed_first: bool) -> Decision {
+pub(super) fn gives_up(reason: Reason, exit: Exit, failed_first: bool) -> Decision {
     Decision::End(Ending::GiveUp {
-        why: why.to_string(),
+        reason,
         exit,
         failed_first,
-        error: None,
+        streak: None,
+        lost: None,
     })
 }
 
@@ -106,7 +108,7 @@ fn a_failure_is_retried_after_the_schedule_s_delay_until_the_retries_are_used_up
     );
     assert_eq!(
         run(&f, &mut r, &mut streak),
-        gives_up("no retries left", Exit::Code(1), true)
+        gives_up(Reason::Rule(GiveUp::RetriesUsedUp), Exit::Code(1), true)
     );
 }
 
@@ -137,7 +139,7 @@ fn a_command_that_cannot_be_run_is_not_retried() {
     };
     assert_eq!(
         once(&facts(&outcome)),
-        gives_up("the command could not be run", Exit::Code(127), false)
+        gives_up(Reason::CannotRun, Exit::Code(127), false)
     );
 }
 
@@ -158,7 +160,7 @@ fn the_output_conditions_come_before_the_status() {
     f.verdict = Verdict::Stop;
     assert_eq!(
         once(&f),
-        gives_up("its output matched --stop-if-output", Exit::Code(1), true)
+        gives_up(Reason::OutputMatched, Exit::Code(1), true)
     );
     // Exit status 0 that failed by its output ends with 1.
     let mut f = facts(&OK);
@@ -174,7 +176,7 @@ fn a_status_not_retried_gives_up() {
     f.verdict = Verdict::Stop;
     assert_eq!(
         once(&f),
-        gives_up("status 2 is not retried", Exit::Code(2), true)
+        gives_up(Reason::StatusNotRetried(2), Exit::Code(2), true)
     );
 }
 
@@ -184,21 +186,25 @@ fn a_reader_gone_or_a_lost_recording_of_stdin_gives_up() {
     f.reader_gone = Some(crate::held::Stream::Stdout);
     assert_eq!(
         once(&f),
-        gives_up("the reader of stdout is gone", Exit::Code(1), true)
+        gives_up(
+            Reason::ReaderGone(crate::held::Stream::Stdout),
+            Exit::Code(1),
+            true
+        )
     );
     let mut f = facts(&FAILED);
     f.replay_lost = Some("cannot record stdin: disk full");
     assert_eq!(
         once(&f),
         Decision::End(Ending::GiveUp {
-            why: "stdin could not be recorded whole".into(),
+            reason: Reason::StdinLost,
             exit: Exit::Code(1),
             failed_first: true,
-            error: Some(
-                "cannot record stdin: disk full; not retrying: attempt 2 would see only part \
-                 of stdin"
-                    .into()
-            ),
+            streak: None,
+            lost: Some(StdinLost {
+                why: "cannot record stdin: disk full".into(),
+                next: 2
+            }),
         })
     );
 }
@@ -218,7 +224,11 @@ fn a_server_s_hint_sets_the_delay_or_makes_retry_give_up() {
     assert_eq!(
         once(&f),
         gives_up(
-            "the server's Retry-After asks for a wait of 2h, longer than --max-hint (1h)",
+            Reason::HintTooLong {
+                source: HintSource::RetryAfter,
+                asked: SECS(7200),
+                max_hint: SECS(3600),
+            },
             Exit::Code(1),
             true
         )
@@ -239,7 +249,11 @@ fn the_budget_s_cooldown_lengthens_the_delay_and_its_refusal_gives_up() {
     f.budget_refusal = Some("the retry budget of key k is spent");
     assert_eq!(
         once(&f),
-        gives_up("the retry budget of key k is spent", Exit::Code(1), true)
+        gives_up(
+            Reason::Budget("the retry budget of key k is spent".into()),
+            Exit::Code(1),
+            true
+        )
     );
 }
 
@@ -257,7 +271,7 @@ fn the_deadline_of_the_give_up_rule_gives_up_with_its_reason() {
     assert_eq!(
         run(&f, &mut r, &mut Streak::default()),
         gives_up(
-            "the next delay (10s) would end at or past the deadline",
+            Reason::Rule(GiveUp::DelayPastDeadline(SECS(10))),
             Exit::Code(1),
             true
         )
@@ -340,17 +354,13 @@ fn a_streak_the_deadline_cuts_ends_with_124() {
     f.time_left = Some(Duration::ZERO);
     assert_eq!(
         once(&f),
-        gives_up(
-            "the deadline has passed",
-            Exit::Code(TIMED_OUT.into()),
-            false
-        )
+        gives_up(Reason::DeadlinePassed, Exit::Code(TIMED_OUT.into()), false)
     );
     f.time_left = Some(SECS(2));
     assert_eq!(
         once(&f),
         gives_up(
-            "the next wait (3s) would end at or past the deadline",
+            Reason::WaitPastDeadline(SECS(3)),
             Exit::Code(TIMED_OUT.into()),
             false
         )
@@ -362,11 +372,16 @@ fn a_streak_the_deadline_cuts_ends_with_124() {
     };
     assert_eq!(
         run(&f, &mut rule(None), &mut streak),
-        gives_up(
-            "the next wait (3s) would end at or past the deadline after 1 of 3 successes in a row",
-            Exit::Code(TIMED_OUT.into()),
-            false
-        )
+        Decision::End(Ending::GiveUp {
+            reason: Reason::WaitPastDeadline(SECS(3)),
+            exit: Exit::Code(TIMED_OUT.into()),
+            failed_first: false,
+            streak: Some(StreakCut {
+                current: 1,
+                needed: 3
+            }),
+            lost: None,
+        })
     );
 }
 
@@ -385,7 +400,7 @@ fn until_fail_reruns_a_success_and_ends_at_the_first_failure() {
         run(&f, &mut r, &mut streak),
         Decision::End(Ending::NoFailure {
             runs: 1,
-            why: "no retries left".into()
+            reason: Reason::Rule(GiveUp::RetriesUsedUp)
         })
     );
     let mut f = facts(&FAILED);
@@ -410,7 +425,7 @@ fn until_fail_reruns_a_success_and_ends_at_the_first_failure() {
         once(&f),
         Decision::End(Ending::NoFailure {
             runs: 3,
-            why: "the deadline stopped run 4 before it ended".into()
+            reason: Reason::DeadlineStoppedRun(4)
         })
     );
 }
@@ -422,8 +437,8 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
     let hook = |failed| Pause::Hook {
         hook_failed: failed,
     };
-    let end = |why: &str, exit| {
-        Some(gives_up(why, exit, false)).map(|d| match d {
+    let end = |reason: Reason, exit| {
+        Some(gives_up(reason, exit, false)).map(|d| match d {
             Decision::End(e) => e,
             Decision::Again { .. } => unreachable!(),
         })
@@ -434,11 +449,11 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
     );
     assert_eq!(
         after_pause(Next::Retry, hook(false), 1, exit, true, None, &none),
-        end("the deadline passed during --on-retry", exit)
+        end(Reason::DeadlineDuringHook, exit)
     );
     assert_eq!(
         after_pause(Next::Retry, hook(true), 1, exit, false, None, &none),
-        end("the --on-retry hook failed", exit)
+        end(Reason::HookFailed, exit)
     );
     assert_eq!(
         after_pause(
@@ -452,12 +467,12 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
         ),
         Some(Ending::NoFailure {
             runs: 2,
-            why: "the --on-retry hook failed".into()
+            reason: Reason::HookFailed
         })
     );
     assert_eq!(
         after_pause(Next::Retry, Pause::Wait, 1, exit, true, None, &none),
-        end("the deadline has passed", exit)
+        end(Reason::DeadlinePassed, exit)
     );
     let streak = Next::Streak {
         current: 1,
@@ -465,7 +480,7 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
     };
     assert_eq!(
         after_pause(streak, Pause::Wait, 1, exit, true, None, &none),
-        end("the deadline has passed", Exit::Code(TIMED_OUT.into()))
+        end(Reason::DeadlinePassed, Exit::Code(TIMED_OUT.into()))
     );
     assert_eq!(
         after_pause(
@@ -479,7 +494,10 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
         ),
         Some(Ending::Abort {
             exit: Exit::OwnFailure,
-            error: Some("gone; not retrying: attempt 2 would see only part of stdin".into())
+            lost: StdinLost {
+                why: "gone".into(),
+                next: 2
+            }
         })
     );
     assert_eq!(

@@ -55,7 +55,10 @@ fn n_plus_one_short_runs_in_a_row_are_a_crash_loop_that_ends_with_the_last_statu
     assert_eq!(
         run(&f, &mut r, &mut streak),
         gives_up(
-            "3 runs in a row ended within --reset-after (1m): a crash loop",
+            Reason::CrashLoop {
+                runs: 3,
+                reset_after: Some(SECS(60)),
+            },
             Exit::Code(1),
             true
         )
@@ -66,7 +69,10 @@ fn n_plus_one_short_runs_in_a_row_are_a_crash_loop_that_ends_with_the_last_statu
     assert_eq!(
         run(&f, &mut rule(Some(0)), &mut streak),
         gives_up(
-            "no restarts left: 1 run (--reset-after 0 counts every run)",
+            Reason::CrashLoop {
+                runs: 1,
+                reset_after: None,
+            },
             Exit::Code(3),
             true
         )
@@ -79,7 +85,7 @@ fn a_status_in_stop_on_ends_it_with_that_status() {
     f.verdict = Verdict::Stop;
     assert_eq!(
         once(&f),
-        gives_up("status 3 is not retried", Exit::Code(3), true)
+        gives_up(Reason::StatusNotRetried(3), Exit::Code(3), true)
     );
 }
 
@@ -89,7 +95,7 @@ fn stop_if_output_ends_it_even_after_a_success() {
     f.stop_match = true;
     assert_eq!(
         once(&f),
-        gives_up("its output matched --stop-if-output", Exit::Code(0), true)
+        gives_up(Reason::OutputMatched, Exit::Code(0), true)
     );
 }
 
@@ -124,7 +130,7 @@ fn the_deadline_ends_it() {
     f.elapsed = SECS(10);
     assert_eq!(
         run(&f, &mut r, &mut Streak::default()),
-        gives_up("the deadline has passed", Exit::Code(1), true)
+        gives_up(Reason::Rule(GiveUp::DeadlinePassed), Exit::Code(1), true)
     );
 }
 
@@ -134,7 +140,11 @@ fn a_success_whose_reader_is_gone_is_not_run_again() {
     f.reader_gone = Some(crate::held::Stream::Stdout);
     assert_eq!(
         once(&f),
-        gives_up("the reader of stdout is gone", Exit::Code(1), true)
+        gives_up(
+            Reason::ReaderGone(crate::held::Stream::Stdout),
+            Exit::Code(1),
+            true
+        )
     );
 }
 
@@ -146,7 +156,7 @@ fn a_command_that_cannot_be_run_is_not_run_again() {
     };
     assert_eq!(
         once(&forever(&outcome)),
-        gives_up("the command could not be run", Exit::Code(127), false)
+        gives_up(Reason::CannotRun, Exit::Code(127), false)
     );
 }
 

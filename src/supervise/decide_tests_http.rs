@@ -17,7 +17,7 @@ fn a_status_outside_the_set_is_not_retried_and_ends_with_the_attempt_s_status() 
     for code in [404, 400, 401, 403, 410, 422, 451, 499] {
         assert_eq!(
             once(&curl_failed(Some(code))),
-            gives_up(&format!("HTTP {code} is not retried"), Exit::Code(22), true),
+            gives_up(Reason::HttpNotRetried(code), Exit::Code(22), true),
             "{code}"
         );
     }
@@ -68,7 +68,7 @@ fn with_the_default_set_a_status_whose_server_said_when_is_retried_then() {
     f.http_retry_on = Some("5xx".parse().unwrap());
     assert_eq!(
         once(&f),
-        gives_up("HTTP 403 is not retried", Exit::Code(22), true)
+        gives_up(Reason::HttpNotRetried(403), Exit::Code(22), true)
     );
     f.http_retry_on = None;
     // A hint past --max-hint still makes retry give up, saying so.
@@ -76,7 +76,11 @@ fn with_the_default_set_a_status_whose_server_said_when_is_retried_then() {
     assert_eq!(
         once(&f),
         gives_up(
-            "the server's Retry-After asks for a wait of 2h, longer than --max-hint (1h)",
+            Reason::HintTooLong {
+                source: HintSource::RetryAfter,
+                asked: SECS(7200),
+                max_hint: SECS(3600),
+            },
             Exit::Code(22),
             true
         )
@@ -108,13 +112,13 @@ fn stop_on_and_stop_if_output_come_first() {
     f.verdict = Verdict::Stop;
     assert_eq!(
         once(&f),
-        gives_up("status 22 is not retried", Exit::Code(22), true)
+        gives_up(Reason::StatusNotRetried(22), Exit::Code(22), true)
     );
     let mut f = curl_failed(Some(404));
     f.stop_match = true;
     assert_eq!(
         once(&f),
-        gives_up("its output matched --stop-if-output", Exit::Code(22), true)
+        gives_up(Reason::OutputMatched, Exit::Code(22), true)
     );
 }
 
@@ -137,6 +141,6 @@ fn with_forever_a_status_outside_the_set_ends_the_run_too() {
     f.shape = Shape::Forever;
     assert_eq!(
         once(&f),
-        gives_up("HTTP 404 is not retried", Exit::Code(22), true)
+        gives_up(Reason::HttpNotRetried(404), Exit::Code(22), true)
     );
 }

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::duration::format_apart;
 use crate::hints::{Hint, HintSource};
+use crate::observe::reasons::Reason;
 use crate::report::Wait;
 
 /// The wait `hint` asks for from now, and where it came from.
@@ -25,15 +25,13 @@ pub(super) fn checked(
     delay: Duration,
     hint: Option<(Duration, HintSource)>,
     max_hint: Duration,
-) -> Result<Wait, String> {
+) -> Result<Wait, Reason> {
     match hint {
-        Some((asked, source)) if asked > max_hint => {
-            let (asked, max_hint) = format_apart(asked, max_hint);
-            Err(format!(
-                "the server's {source} asks for a wait of {asked}, longer than --max-hint \
-                 ({max_hint})"
-            ))
-        }
+        Some((asked, source)) if asked > max_hint => Err(Reason::HintTooLong {
+            source,
+            asked,
+            max_hint,
+        }),
         // The hint set the delay (a hint in the past, or shorter than the backoff, did not).
         Some((asked, source)) if !asked.is_zero() && asked == delay => Ok(Wait {
             delay,
@@ -82,10 +80,11 @@ mod tests {
         assert_eq!(checked(max, Some((max, ra)), max).unwrap().hint, Some(ra));
         assert_eq!(
             checked(SECS(7200), Some((SECS(7200), ra)), max),
-            Err(
-                "the server's Retry-After asks for a wait of 2h, longer than --max-hint (1h)"
-                    .to_string()
-            )
+            Err(Reason::HintTooLong {
+                source: ra,
+                asked: SECS(7200),
+                max_hint: max
+            })
         );
     }
 

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use super::{AttemptEnd, Supervisor, exit_for};
 use crate::codes::signal_name;
+use crate::observe::reasons::Reason;
 use crate::pipeline::{AttemptIo, AttemptReport, Rest, Tasks};
 use crate::process;
 use crate::signals::{Event, passed_on};
@@ -176,11 +177,7 @@ impl Supervisor<'_> {
             self.reporter.interrupted(signal);
             return Some(exit);
         }
-        Some(self.give_up(
-            attempt,
-            "its input or output could not be passed on whole",
-            exit,
-        ))
+        Some(self.give_up(attempt, &Reason::IoLost, None, exit))
     }
 
     /// Writes the held stdout `held` (to stdout when the attempt succeeded, else to stderr) and

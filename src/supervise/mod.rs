@@ -29,6 +29,7 @@ use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
 use crate::config::Config;
+use crate::observe::reasons::{Reason, StreakCut};
 use crate::observe::{End, Event, Observers, RunResult, Running};
 use crate::pipeline::{RunIo, Tasks};
 use crate::process::{self, Ended, Outcome};
@@ -211,9 +212,11 @@ impl Supervisor<'_> {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
-    /// Gives up after `attempts` with `exit`: says why and runs `--on-give-up`.
-    fn give_up(&self, attempts: u64, why: &str, exit: Exit) -> Exit {
-        let why = decide::with_streak(self.config.shape, &self.streak.get(), why);
+    /// Gives up after `attempts` with `exit` for `reason` (a `--successes` streak cut short at
+    /// `cut`): says why and runs `--on-give-up`.
+    fn give_up(&self, attempts: u64, reason: &Reason, cut: Option<StreakCut>, exit: Exit) -> Exit {
+        let longest = self.streak.get().longest;
+        let why = crate::report::give_up_words(reason, cut, self.config.shape, longest);
         self.budget_gave_up();
         self.gave_up.replace(Some(why.clone()));
         let closing = self.reporter.gave_up_line(attempts, &why);

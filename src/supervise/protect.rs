@@ -20,6 +20,7 @@ use crate::budget::{
 use crate::codes::Verdict;
 use crate::config::{BudgetSettings, Config};
 use crate::duration::format_human;
+use crate::observe::reasons::Reason;
 use crate::status::Exit;
 use retry_tool_backoff::splay;
 
@@ -192,7 +193,7 @@ impl Supervisor<'_> {
     /// with [`Exit::TempFail`], which the breaker does not count (it releases a probe's lease).
     fn refused_before(&self, attempt: u64, last: Option<Exit>, why: &str, until_ms: u64) -> Exit {
         match last {
-            Some(exit) => self.give_up(attempt - 1, why, exit),
+            Some(exit) => self.give_up(attempt - 1, &Reason::Budget(why.to_string()), None, exit),
             None => {
                 // No verdict on the service: the breaker does not count this run.
                 self.protect.borrow_mut().end = Some(RunEnd::Abandoned);
