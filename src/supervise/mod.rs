@@ -8,8 +8,6 @@ mod attempt;
 mod attempts;
 mod child;
 mod decide;
-#[cfg(test)]
-mod decide_tests;
 mod env_file;
 mod hints;
 mod hooks;

@@ -79,6 +79,7 @@ mod step_summary;
 mod stop_latency;
 mod telemetry_off;
 mod terminal;
+mod tidy;
 mod timeout_compat;
 mod timeout_compat_durations;
 mod timeouts;

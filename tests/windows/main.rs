@@ -18,6 +18,10 @@ mod bench;
 mod tools;
 
 mod adversarial;
+mod adversarial_lock;
+mod adversarial_output;
+mod adversarial_stdio;
 mod features;
 mod statuses;
 mod stopping;
+mod waits;

@@ -486,3 +486,6 @@ fn rerun<R: Rng + ?Sized>(f: &Facts<'_>, rule: &mut GiveUpRule, rng: &mut R) -> 
         Err(reason) => no_failure(reason).into(),
     }
 }
+
+#[cfg(test)]
+mod tests;

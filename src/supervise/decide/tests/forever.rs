@@ -206,15 +206,15 @@ fn alrm_that_stopped_a_run_ends_it_with_the_timed_out_status_not_the_signal() {
 #[test]
 fn giving_up_after_a_wait_is_never_0() {
     assert_eq!(
-        super::super::decide::give_up_exit(Shape::Forever, Exit::Code(0)),
+        super::super::give_up_exit(Shape::Forever, Exit::Code(0)),
         Exit::Code(1)
     );
     assert_eq!(
-        super::super::decide::give_up_exit(Shape::Forever, Exit::Code(3)),
+        super::super::give_up_exit(Shape::Forever, Exit::Code(3)),
         Exit::Code(3)
     );
     assert_eq!(
-        super::super::decide::give_up_exit(Shape::Plain, Exit::Code(0)),
+        super::super::give_up_exit(Shape::Plain, Exit::Code(0)),
         Exit::Code(0)
     );
 }

@@ -1,11 +1,13 @@
-//! The decision after an attempt ([`super::decide`]), reason by reason.
+//! The decision after an attempt ([`super::decide`]), reason by reason: the plain loop here;
+//! `--successes` and `--until-fail` in `loops.rs`, `--forever` in `forever.rs`, the HTTP
+//! statuses in `http.rs`.
 
 use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
-use super::decide::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, decide, verdict};
+use super::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, decide, verdict};
 use crate::codes::Verdict;
 use crate::config::Shape;
 use crate::hints::HintSource;
@@ -303,134 +305,6 @@ fn a_stopped_attempt_ends_with_124_or_by_kill_or_its_own_status_with_preserve() 
 }
 
 #[test]
-fn successes_in_a_row_wait_the_first_delay_then_end_the_run() {
-    let mut r = rule(Some(2));
-    let mut streak = Streak::default();
-    let mut f = facts(&OK);
-    f.shape = Shape::Streak(2);
-    f.base = SECS(3);
-    let first = run(&f, &mut r, &mut streak);
-    assert_eq!(
-        first,
-        again(
-            Next::Streak {
-                current: 1,
-                needed: 2
-            },
-            SECS(3),
-            None
-        )
-    );
-    // A failure ends the streak and is retried the usual way.
-    let failed = facts(&FAILED);
-    let mut failed = Facts {
-        shape: Shape::Streak(2),
-        ..failed
-    };
-    failed.base = SECS(3);
-    assert_eq!(
-        run(&failed, &mut r, &mut streak),
-        again(Next::Retry, SECS(1), None)
-    );
-    assert_eq!(
-        streak,
-        Streak {
-            current: 0,
-            longest: 1
-        }
-    );
-    run(&f, &mut r, &mut streak);
-    assert_eq!(
-        run(&f, &mut r, &mut streak),
-        Decision::End(Ending::StreakDone { needed: 2 })
-    );
-}
-
-#[test]
-fn a_streak_the_deadline_cuts_ends_with_124() {
-    let mut f = facts(&OK);
-    f.shape = Shape::Streak(3);
-    f.base = SECS(3);
-    f.time_left = Some(Duration::ZERO);
-    assert_eq!(
-        once(&f),
-        gives_up(Reason::DeadlinePassed, Exit::Code(TIMED_OUT.into()), false)
-    );
-    f.time_left = Some(SECS(2));
-    assert_eq!(
-        once(&f),
-        gives_up(
-            Reason::WaitPastDeadline(SECS(3)),
-            Exit::Code(TIMED_OUT.into()),
-            false
-        )
-    );
-    // After a longer streak, the current one is named.
-    let mut streak = Streak {
-        current: 0,
-        longest: 2,
-    };
-    assert_eq!(
-        run(&f, &mut rule(None), &mut streak),
-        Decision::End(Ending::GiveUp {
-            reason: Reason::WaitPastDeadline(SECS(3)),
-            exit: Exit::Code(TIMED_OUT.into()),
-            failed_first: false,
-            streak: Some(StreakCut {
-                current: 1,
-                needed: 3
-            }),
-            lost: None,
-        })
-    );
-}
-
-#[test]
-fn until_fail_reruns_a_success_and_ends_at_the_first_failure() {
-    let mut f = facts(&OK);
-    f.shape = Shape::UntilFail;
-    let mut r = rule(Some(1));
-    let mut streak = Streak::default();
-    assert_eq!(
-        run(&f, &mut r, &mut streak),
-        again(Next::Rerun, SECS(1), None)
-    );
-    // Out of retries without a failure: status 0.
-    assert_eq!(
-        run(&f, &mut r, &mut streak),
-        Decision::End(Ending::NoFailure {
-            runs: 1,
-            reason: Reason::Rule(GiveUp::RetriesUsedUp)
-        })
-    );
-    let mut f = facts(&FAILED);
-    f.shape = Shape::UntilFail;
-    assert_eq!(
-        once(&f),
-        Decision::End(Ending::UntilFailFailed {
-            exit: Exit::Code(1)
-        })
-    );
-    // A run the deadline stopped did not fail: it ran out of time.
-    let deadline = Outcome::Stopped {
-        reason: StopReason::Deadline,
-        killed: false,
-        after: SECS(1),
-        ended: Ended::Signaled(15),
-    };
-    let mut f = facts(&deadline);
-    f.shape = Shape::UntilFail;
-    f.attempt = 4;
-    assert_eq!(
-        once(&f),
-        Decision::End(Ending::NoFailure {
-            runs: 3,
-            reason: Reason::DeadlineStoppedRun(4)
-        })
-    );
-}
-
-#[test]
 fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_the_run() {
     let exit = Exit::Code(1);
     let none = Streak::default();
@@ -506,7 +380,6 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
     );
 }
 
-#[path = "decide_tests_forever.rs"]
 mod forever;
-#[path = "decide_tests_http.rs"]
 mod http;
+mod loops;
