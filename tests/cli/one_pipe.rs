@@ -262,3 +262,86 @@ fn real_curl_on_one_pipe_still_waits_as_its_headers_ask() {
         assert!(text[retrying..].contains("fine"), "{curl:?}: {text}");
     }
 }
+
+#[test]
+fn a_fifo_opened_twice_as_stdout_and_stderr_is_one_file() {
+    // `>fifo 2>fifo`: two opens, one pipe behind them (the same device and inode).
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    in_order_every_time("a FIFO opened twice", |args| {
+        let path = fifo.clone();
+        let reader = std::thread::spawn(move || std::fs::read(path).unwrap());
+        let open = || std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        let mut child = release_std()
+            .args(args)
+            .stdout(open())
+            .stderr(open())
+            .spawn()
+            .unwrap();
+        assert_eq!(wait_with_limit(&mut child).code(), Some(0));
+        reader.join().unwrap()
+    });
+}
+
+#[test]
+fn with_chronic_or_ci_folds_too_the_order_is_kept() {
+    let failing = format!("{SCRIPT}; exit 1");
+    let attempt_lines = |all: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(all)
+            .lines()
+            .filter(|l| !(l.starts_with("retry: ") || l.starts_with("::")))
+            .map(str::to_string)
+            .collect()
+    };
+    for flags in FLAGS {
+        let mut chronic = vec!["--chronic"];
+        chronic.extend(flags);
+        let (code, all) = on_one_pipe(release_std().args(args(&chronic, &failing)));
+        assert_eq!(code, Some(1));
+        assert_eq!(attempt_lines(&all), ["AB", "C"], "--chronic {flags:?}");
+        let mut cmd = release_std();
+        cmd.envs([("CI", "true"), ("GITHUB_ACTIONS", "true")])
+            .args(args(flags, &failing));
+        let (code, all) = on_one_pipe(&mut cmd);
+        assert_eq!(code, Some(1));
+        // (The last line of each stream is ended before `::endgroup::` or retry's line.)
+        assert_eq!(
+            attempt_lines(&all),
+            ["attempt 1 of 1", "AB", "C"],
+            "CI {flags:?}"
+        );
+    }
+}
+
+#[test]
+fn sigterm_during_output_keeps_the_order_and_retry_dies_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "i=1; while [ $i -le 200 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done; \
+         touch {d}/written; sleep 100",
+        d = dir.path().display()
+    );
+    let (read, write) = retry::process::cloexec_pipe().unwrap();
+    let mut child = release_std()
+        .args(["--http-hints", "-n", "0", "--", "sh", "-c", &script])
+        .stdout(write.try_clone().unwrap())
+        .stderr(write)
+        .spawn()
+        .unwrap();
+    crate::helpers::wait_for_lines(&dir.path().join("written"), 0);
+    crate::helpers::send(child.id(), libc::SIGTERM);
+    let mut all = Vec::new();
+    std::fs::File::from(read).read_to_end(&mut all).unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(wait_with_limit(&mut child).signal(), Some(libc::SIGTERM));
+    let want: Vec<String> = (1..=200)
+        .flat_map(|i| [format!("out{i}"), format!("err{i}")])
+        .collect();
+    let got: Vec<&str> = std::str::from_utf8(&all)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("retry: "))
+        .collect();
+    assert_eq!(got, want);
+}
