@@ -1,6 +1,8 @@
 //! Output conditions line by line: each line of an attempt's stdout or stderr matched against
 //! `--retry-if-output`, `--stop-if-output` and `--delay-from-output`, and the stream handed to
-//! the HTTP header reader with `--http-hints`; what they found ([`Findings`]).
+//! the HTTP header reader with `--http-hints`; what they found ([`Findings`]). When both come
+//! on one pipe (retry's stdout and stderr one file: [`super::RunIo`]), one matcher reads that
+//! one stream, its lines as the file shows them.
 
 use std::sync::Arc;
 use std::time::SystemTime;

@@ -30,10 +30,13 @@ pub struct RunIo {
     pub(super) watch_idle: bool,
     /// `--chronic`: the run's held output, where every stream goes.
     pub(super) held: Option<Arc<Held>>,
-    /// `--chronic` without `--stdout-on-success`, with retry's stdout and stderr one file
-    /// ([`same_file`]): an attempt gets one pipe for both, so its output is held, and written
-    /// out, in the exact order it was written (two pipes are read by two threads, which
-    /// cannot tell which of two writes came first).
+    /// retry reads both of an attempt's outputs ([`Settings::reads_output`]: `--chronic`, CI
+    /// folds, an output condition, `--http-hints`, `--idle-timeout`) without
+    /// `--stdout-on-success`, and retry's stdout and stderr are one file, pipe or terminal
+    /// ([`same_file`]): an attempt gets one pipe for both, so its output is passed on, held and
+    /// written out in the exact order it was written (two pipes are read by two threads, which
+    /// cannot tell which of two writes came first). Its lines are then matched as that one
+    /// stream shows them, as the terminal or file does.
     pub(super) merged: bool,
     /// CI folds are on ([`Settings::end_lines`]): each pump ends the last line it passed on
     /// with a newline if the attempt left it without one, so that the fold's end marker, and
@@ -73,7 +76,7 @@ impl RunIo {
             held: pipeline
                 .chronic
                 .then(|| Arc::new(Held::new(pipeline.max_output))),
-            merged: (pipeline.chronic || pipeline.end_lines)
+            merged: pipeline.reads_output()
                 && !pipeline.stdout_on_success
                 && same_file(&io::stdout(), &io::stderr()),
             end_lines: pipeline.end_lines,

@@ -47,13 +47,16 @@ impl Settings {
                 && self.delay_from_output.is_empty())
     }
 
+    /// Whether the attempt's stdout and stderr both pass through retry (held, matched, timed or
+    /// line-ended): then, when retry's stdout and stderr are one file, the attempt gets one pipe
+    /// for both ([`super::RunIo::piped`]), so that their bytes keep the order they were
+    /// written in.
+    pub fn reads_output(&self) -> bool {
+        self.chronic || self.end_lines || self.matches_output() || self.idle_timeout.is_some()
+    }
+
     /// Whether the attempt simply inherits retry's descriptors (no copies at all).
     pub fn is_plain(&self) -> bool {
-        !self.replay_stdin
-            && !self.stdout_on_success
-            && !self.chronic
-            && !self.matches_output()
-            && self.idle_timeout.is_none()
-            && !self.end_lines
+        !self.replay_stdin && !self.stdout_on_success && !self.reads_output()
     }
 }

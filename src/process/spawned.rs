@@ -38,8 +38,8 @@ pub struct Piped {
     /// stderr is read by retry (matched).
     pub stderr: bool,
     /// stderr goes into the stdout pipe, one pipe for both (`stderr` is then not looked at):
-    /// what the attempt writes to them stays in the order written (`--chronic` when retry's
-    /// stdout and stderr are one file).
+    /// what the attempt writes to them stays in the order written (when retry reads both and
+    /// its own stdout and stderr are one file).
     pub stderr_in_stdout: bool,
 }
 

@@ -51,6 +51,7 @@ mod loops;
 mod metrics;
 mod metrics_shared;
 mod newcomer;
+mod one_pipe;
 mod outcomes;
 mod pipeline;
 mod readme;
