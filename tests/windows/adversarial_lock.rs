@@ -2,6 +2,7 @@
 //! [`crate::adversarial`]): a read-only directory, a read-only lock file, a directory, and a
 //! path with spaces and non-ASCII characters.
 
+#[cfg(unix)]
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
