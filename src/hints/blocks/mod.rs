@@ -6,7 +6,8 @@
 //! <https://www.rfc-editor.org/rfc/rfc9112#section-2.1>; the status line, section 4), or, as
 //! wget prints it, at the first line without the two spaces ([`Form`]). Only the fields of a
 //! header block are read: not lines before any status line, not a request curl sent (`> `),
-//! not a body.
+//! not a body. In a stream where a block printed as received started (`curl -i`, `-D -`), an
+//! indented status line is a body's, never a wget block.
 //!
 //! A body printed after its block in the same stream (`curl -i`, or `-D -` without `-o`) is
 //! skipped whole when its length is known: a `Content-Length` without a `Transfer-Encoding` or
@@ -108,6 +109,8 @@ pub struct HeaderHints {
     status: Option<(u16, SystemTime)>,
     /// A header block ended in this stream (whatever its status code).
     ended: bool,
+    /// A block printed as received started in this stream.
+    plain_seen: bool,
     /// The last line so far is curl's `curl: (22)` line, in a stream where no block ended: its
     /// status code and when. It gives the status if it stays the last line.
     curl_last: Option<(u16, SystemTime)>,
@@ -254,7 +257,7 @@ impl HeaderHints {
         let Some(newline) = end else {
             return data.len();
         };
-        match self.whole_line().and_then(status_line) {
+        match self.whole_line().and_then(|line| self.status_line(line)) {
             Some((code, form)) => {
                 // Or the body starts with a response it quotes: that reading goes on beside
                 // this one (not within another such reading, nor beside a second one).
@@ -339,7 +342,8 @@ impl HeaderHints {
     /// A line outside a body ended.
     fn end_line(&mut self, now: SystemTime) {
         if self.check == Check::NextLine {
-            let status = !self.skip_line && self.whole_line().and_then(status_line).is_some();
+            let status = !self.skip_line
+                && (self.whole_line()).is_some_and(|line| self.status_line(line).is_some());
             self.check = if status {
                 Check::Confirmed
             } else {
@@ -358,7 +362,7 @@ impl HeaderHints {
             // Taken out and put back: read without copying.
             let line = std::mem::take(&mut self.line);
             let trimmed = line.strip_suffix(b"\r").unwrap_or(&line);
-            if let Some((code, form)) = status_line(trimmed) {
+            if let Some((code, form)) = self.status_line(trimmed) {
                 self.start_response(code, form);
             } else if let Some((code, says)) = curl_error(trimmed) {
                 self.curl_error(code, says, now);
@@ -370,8 +374,16 @@ impl HeaderHints {
         self.clear_line();
     }
 
+    /// The status code and form of a status line, in this stream: after a block printed as
+    /// received (whose body may follow it here), an indented one is no `wget -S` block but a
+    /// line of a body.
+    fn status_line(&self, line: &[u8]) -> Option<(u16, Form)> {
+        status_line(line).filter(|&(_, form)| form != Form::WgetIndented || !self.plain_seen)
+    }
+
     fn start_response(&mut self, code: u16, form: Form) {
         self.response = Response::new(code, form.logged());
+        self.plain_seen |= form == Form::Plain;
         self.form = form;
         self.state = State::Headers;
     }

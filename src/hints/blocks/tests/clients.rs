@@ -187,3 +187,19 @@ fn an_indented_status_line_in_a_body_of_known_length_is_body() {
     );
     assert_eq!(read_all(&text), (Some(503), Some(4.0)));
 }
+
+#[test]
+fn an_indented_status_line_after_a_plain_block_is_a_line_of_its_body() {
+    // `curl -i` of a chunked body quoting `wget -S`: nothing of it is read.
+    let quoted = "  HTTP/1.1 404 Not Found\n  Retry-After: 3000\nERROR 404: Not Found.\n";
+    let text = format!("HTTP/1.1 503 Busy\r\nTransfer-Encoding: chunked\r\n\r\n{quoted}");
+    assert_eq!(read_all(&text), (Some(503), None));
+    // Nor in a block, nor right after one whose body is not here.
+    let text = format!("HTTP/1.1 503 Busy\r\n{quoted}\r\n");
+    assert_eq!(read_all(&text), (Some(503), None));
+    let text = format!("HTTP/1.1 503 Busy\r\nContent-Length: 9\r\n\r\n{quoted}");
+    assert_eq!(read_all(&text), (Some(503), None));
+    // After curl -v's blocks, wget's are read (`curl -v ...; wget -S ...`, one stream).
+    let text = format!("< HTTP/1.1 503 Busy\r\n< \r\n{quoted}");
+    assert_eq!(read_all(&text), (Some(404), Some(3000.0)));
+}
