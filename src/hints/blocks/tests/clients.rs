@@ -79,7 +79,7 @@ fn curl_s_error_line_alone_counts_as_the_stream_s_last_line() {
     // `curl -fsS URL`, or its headers on the other stream: the last line says it.
     assert_eq!(read_all(line), (Some(404), None));
     assert_eq!(
-        read_all(&format!("  % Total\r  0  14\n{line}")),
+        read_all(format!("  % Total\r  0  14\n{line}")),
         (Some(404), None)
     );
     let old = b"curl: (22) The requested URL returned error: 503 Service \xff Unavailable\r\n";
