@@ -62,8 +62,8 @@ pub struct ConditionArgs {
 
     /// Wait at least as long as the server asks in HTTP headers in a failed attempt's output
     ///
-    /// Reads the response header lines that `curl -sS -D - ...`, `curl -i` or `curl -v` print
-    /// (HTTP/1.1 or HTTP/2, names in any case) on stdout or stderr, which still stream through
+    /// Reads the response header lines that `curl -sS -D - ...`, `curl -i`, `curl -v` or
+    /// `wget -S` print (HTTP/1.1 or HTTP/2, names in any case) on stdout or stderr, which still stream through
     /// as they come: Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3), RateLimit
     /// with r=0 and t=SECONDS (IETF draft-ietf-httpapi-ratelimit-headers), X-RateLimit-Reset
     /// (epoch seconds) with X-RateLimit-Remaining: 0 (GitHub's API) and x-amz-retry-after
@@ -71,7 +71,8 @@ pub struct ConditionArgs {
     /// --cap, and the progress line names it; a hint in the past adds nothing. A hint that
     /// would pass --deadline, or asks for more than --max-hint, makes retry give up at once.
     /// Only a response's header block is read (from an HTTP status line to the blank line
-    /// after it): a body's lines never count, whatever they say.
+    /// after it, or to the first line wget -S did not indent): a body's lines never count,
+    /// whatever they say.
     /// RETRY_HTTP_HINTS=true (or 1, yes, on) sets it too.
     #[arg(long, env = "RETRY_HTTP_HINTS", value_parser = BoolishValueParser::new())]
     pub http_hints: bool,
@@ -85,8 +86,10 @@ pub struct ConditionArgs {
     /// kept to). STATUSES: codes, ranges and classes,
     /// e.g. 429,5xx or 408,500-504; "any" retries every status. A failure without an error
     /// status (a refused connection, a DNS failure, a timeout, a body cut short after a 200)
-    /// is retried as before; a success is one whatever it printed. curl needs its headers in
-    /// the output: `curl -fsS -D /dev/stderr URL`, or `-i` without -f.
+    /// is retried as before; a success is one whatever it printed. The status is read from
+    /// the headers in the output (`curl -fsS -D /dev/stderr URL`, `curl -fsS -v`, `wget -S`,
+    /// or `-i` without -f), or from curl's own last line, `curl: (22) The requested URL
+    /// returned error: 404`.
     #[arg(allow_hyphen_values = true, long, env = "RETRY_HTTP_RETRY_ON",
           value_name = "STATUSES", value_parser = HttpStatuses::from_str)]
     pub http_retry_on: Option<HttpStatuses>,

@@ -11,8 +11,9 @@ use super::hint::{Hint, HintSource, add_secs, parse_delay_value, parse_seconds};
 pub(super) struct Response {
     /// The status code of its status line.
     code: u16,
-    /// Printed by `curl -v` (after `< `, on stderr): its body is not in this stream.
-    pub(super) verbose: bool,
+    /// Printed in a client's log, each line after a prefix (`curl -v`'s `< `, `wget -S`'s two
+    /// spaces): its body is not in this stream.
+    pub(super) logged: bool,
     /// A status whose response has no content: 1xx, 204 and 304 (RFC 9110, section 6.4.1,
     /// <https://www.rfc-editor.org/rfc/rfc9110#section-6.4.1>).
     no_content: bool,
@@ -33,11 +34,11 @@ pub(super) struct Response {
 }
 
 impl Response {
-    /// A response with status code `status`; `verbose` as `curl -v` prints it.
-    pub(super) fn new(status: u16, verbose: bool) -> Response {
+    /// A response with status code `status`; `logged` as `curl -v` or `wget -S` prints it.
+    pub(super) fn new(status: u16, logged: bool) -> Response {
         Response {
             code: status,
-            verbose,
+            logged,
             no_content: (100..200).contains(&status) || status == 204 || status == 304,
             ..Response::default()
         }
@@ -51,7 +52,7 @@ impl Response {
     /// Bytes of body that follow the header block in the same stream, as far as the fields
     /// tell: 0 when none do, or when the length is unknown.
     pub(super) fn body_length(&self) -> u64 {
-        if self.verbose || self.no_content || self.length_unknown {
+        if self.logged || self.no_content || self.length_unknown {
             0
         } else {
             self.length.unwrap_or(0)
@@ -252,9 +253,10 @@ mod tests {
         ] {
             assert_eq!(fields(unknown).body_length(), 0, "{unknown:?}");
         }
-        // No body whatever the length says: curl -v (not in this stream), 1xx, 204, 304.
-        for (status, verbose) in [(200, true), (100, false), (204, false), (304, false)] {
-            let mut r = Response::new(status, verbose);
+        // No body whatever the length says: curl -v or wget -S (not in this stream), 1xx, 204,
+        // 304.
+        for (status, logged) in [(200, true), (100, false), (204, false), (304, false)] {
+            let mut r = Response::new(status, logged);
             r.field(b"Content-Length: 9", SystemTime::UNIX_EPOCH, &mut None);
             assert_eq!(r.body_length(), 0, "{status}");
         }

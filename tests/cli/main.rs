@@ -38,6 +38,7 @@ mod generated;
 mod github;
 mod hooks;
 mod http;
+mod http_clients;
 mod http_hints;
 mod http_status;
 mod http_status_hostile;

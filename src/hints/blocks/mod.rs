@@ -1,10 +1,13 @@
 //! Which bytes of an attempt's output are HTTP response header fields, for `--http-hints`.
 //!
 //! A header block starts at a status line (`HTTP/1.1 503 Service Unavailable`, `HTTP/2 429`,
-//! after `< ` as `curl -v` prints what it received) and ends at the empty line after its fields
-//! (RFC 9112, section 2.1, <https://www.rfc-editor.org/rfc/rfc9112#section-2.1>; the status
-//! line, section 4). Only the fields of a header block are read: not lines before any status
-//! line, not a request curl sent (`> `), not a body.
+//! after `< ` as `curl -v` prints what it received, after two spaces as `wget -S` does) and
+//! ends at the empty line after its fields (RFC 9112, section 2.1,
+//! <https://www.rfc-editor.org/rfc/rfc9112#section-2.1>; the status line, section 4), or, as
+//! wget prints it, at the first line without the two spaces ([`Form`]). Only the fields of a
+//! header block are read: not lines before any status line, not a request curl sent (`> `),
+//! not a body. In a stream where a block printed as received started (`curl -i`, `-D -`), an
+//! indented status line is a body's, never a wget block.
 //!
 //! A body printed after its block in the same stream (`curl -i`, or `-D -` without `-o`) is
 //! skipped whole when its length is known: a `Content-Length` without a `Transfer-Encoding` or
@@ -24,7 +27,13 @@
 //! made up.
 //!
 //! The status code of the last block that ended is kept too (`--http-retry-on`): after
-//! redirects, the final response's.
+//! redirects, the final response's. curl's `-f` stops a transfer at an error status before the
+//! empty line (`curl -fv` prints no `<`): its `curl: (22) The requested URL returned error:
+//! 404` (or the same `* ` note of `-v`) ends a block cut so with that status, when the codes
+//! agree. Where a stream shows no block that ended at all (`curl -fsS URL`, or its headers on
+//! the other stream), its last line, if it is that `curl: (22)` line, gives the status: curl
+//! prints it when the transfer is over. Anywhere else (within a body, before other lines, after
+//! a block that ended) the line says nothing.
 //!
 //! The stream is read in chunks as they arrive, whatever their boundaries; at most
 //! [`MAX_HEADER_LINE`] bytes of a line are kept, and outside a header block a line is kept only
@@ -34,20 +43,19 @@ use std::time::SystemTime;
 
 use super::fields::Response;
 use super::hint::Hint;
+use lines::{
+    CurlSays, Form, STATUS_START_MAX, curl_error, may_start_status, may_start_wanted, status_line,
+};
+
+mod lines;
 
 /// The longest header line read, in bytes (without its line end): longer lines are not headers
 /// a server sends (servers commonly refuse fields past 8 KiB) and are skipped.
 pub const MAX_HEADER_LINE: usize = 8 * 1024;
 
-/// What `curl -v` prints before each line of a response it received.
-const VERBOSE: &[u8] = b"< ";
-/// How a status line starts: plainly, or after `curl -v`'s `< `.
-const STATUS_STARTS: [&[u8]; 2] = [b"HTTP/", b"< HTTP/"];
-/// The longest of [`STATUS_STARTS`].
-const STATUS_START_MAX: usize = 7;
-/// Bytes of a line kept: a field of [`MAX_HEADER_LINE`] bytes with `< ` and `\r`, and one
-/// more, so that a longer line shows as cut.
-const LINE_KEPT: usize = MAX_HEADER_LINE + VERBOSE.len() + 2;
+/// Bytes of a line kept: a field of [`MAX_HEADER_LINE`] bytes after a prefix of two bytes
+/// (`< `, wget's two spaces) and with `\r`, and one more, so that a longer line shows as cut.
+const LINE_KEPT: usize = MAX_HEADER_LINE + 2 + 2;
 
 /// How far the check of a reading that took a status line for the start of a body has got
 /// (see [`HeaderHints::probe_body`]).
@@ -94,9 +102,18 @@ pub struct HeaderHints {
     skip_line: bool,
     /// The fields of the current response.
     response: Response,
+    /// How the current response's block is printed.
+    form: Form,
     best: Option<Hint>,
     /// The status code of the last header block that ended (its empty line seen), and when.
     status: Option<(u16, SystemTime)>,
+    /// A header block ended in this stream (whatever its status code).
+    ended: bool,
+    /// A block printed as received started in this stream.
+    plain_seen: bool,
+    /// The last line so far is curl's `curl: (22)` line, in a stream where no block ended: its
+    /// status code and when. It gives the status if it stays the last line.
+    curl_last: Option<(u16, SystemTime)>,
     /// While a body of known length starts with a status line, read here as the next
     /// response: the other reading, which takes it for the body, fed the same bytes.
     other: Option<Box<HeaderHints>>,
@@ -136,6 +153,16 @@ impl HeaderHints {
         }
         if self.state == State::Headers && self.line_len > 0 {
             self.end_line(now);
+        }
+        // `wget -q -S` prints nothing after a block.
+        if self.state == State::Headers && self.form == Form::WgetIndented {
+            self.block_ended(now);
+        }
+        // curl's `curl: (22)` line, when it ended the stream (and a line end ended it).
+        if self.line_len == 0
+            && let Some(status) = self.curl_last.take()
+        {
+            self.status = Some(status);
         }
         self.check = match self.check {
             Check::NextLine if self.line_len == 0 => Check::Confirmed,
@@ -192,9 +219,10 @@ impl HeaderHints {
         self.best
     }
 
-    /// The status code of the last response whose header block ended (at its empty line), and
-    /// the time of the bytes that ended it: after redirects, the final response's. A block cut
-    /// before its empty line does not count, nor does a status line with no block after it.
+    /// The status code of the last response whose header block ended (at its empty line, or
+    /// as the module doc says for wget and for a block curl's `-f` cut), and the time of the
+    /// bytes that ended it: after redirects, the final response's. A block cut otherwise does
+    /// not count, nor does a status line with no block after it.
     pub fn status(&self) -> Option<(u16, SystemTime)> {
         self.status
     }
@@ -229,8 +257,8 @@ impl HeaderHints {
         let Some(newline) = end else {
             return data.len();
         };
-        match self.whole_line().and_then(status_line) {
-            Some((code, verbose)) => {
+        match self.whole_line().and_then(|line| self.status_line(line)) {
+            Some((code, form)) => {
                 // Or the body starts with a response it quotes: that reading goes on beside
                 // this one (not within another such reading, nor beside a second one).
                 if self.other.is_none() && self.check == Check::None {
@@ -240,7 +268,7 @@ impl HeaderHints {
                     self.other = Some(other);
                 }
                 self.clear_line();
-                self.start_response(code, verbose);
+                self.start_response(code, form);
             }
             None => self.body_seen(left, true, now),
         }
@@ -276,9 +304,9 @@ impl HeaderHints {
         let part = &data[..end.unwrap_or(data.len())];
         if !self.skip_line {
             self.keep(part);
-            // Outside a header block only a status line matters: the rest of any other line
-            // is not kept.
-            if self.state == State::Outside && !may_start_status(&self.line) {
+            // Outside a header block only a status line and curl's `curl: (22)` line matter:
+            // the rest of any other line is not kept.
+            if self.state == State::Outside && !may_start_wanted(&self.line) {
                 self.skip_line = true;
             }
         } else {
@@ -314,19 +342,30 @@ impl HeaderHints {
     /// A line outside a body ended.
     fn end_line(&mut self, now: SystemTime) {
         if self.check == Check::NextLine {
-            let status = !self.skip_line && self.whole_line().and_then(status_line).is_some();
+            let status = !self.skip_line
+                && (self.whole_line()).is_some_and(|line| self.status_line(line).is_some());
             self.check = if status {
                 Check::Confirmed
             } else {
                 Check::Failed
             };
         }
+        self.curl_last = None;
+        // wget's block ends at the first line without its two spaces, however long.
+        if self.state == State::Headers
+            && self.form == Form::WgetIndented
+            && !self.line.starts_with(Form::WgetIndented.prefix())
+        {
+            self.block_ended(now);
+        }
         if !self.skip_line && self.line_len == self.line.len() {
             // Taken out and put back: read without copying.
             let line = std::mem::take(&mut self.line);
             let trimmed = line.strip_suffix(b"\r").unwrap_or(&line);
-            if let Some((code, verbose)) = status_line(trimmed) {
-                self.start_response(code, verbose);
+            if let Some((code, form)) = self.status_line(trimmed) {
+                self.start_response(code, form);
+            } else if let Some((code, says)) = curl_error(trimmed) {
+                self.curl_error(code, says, now);
             } else if self.state == State::Headers {
                 self.header_line(trimmed, now);
             }
@@ -335,39 +374,71 @@ impl HeaderHints {
         self.clear_line();
     }
 
-    fn start_response(&mut self, code: u16, verbose: bool) {
-        self.response = Response::new(code, verbose);
+    /// The status code and form of a status line, in this stream: after a block printed as
+    /// received (whose body may follow it here), an indented one is no `wget -S` block but a
+    /// line of a body.
+    fn status_line(&self, line: &[u8]) -> Option<(u16, Form)> {
+        status_line(line).filter(|&(_, form)| form != Form::WgetIndented || !self.plain_seen)
+    }
+
+    fn start_response(&mut self, code: u16, form: Form) {
+        self.response = Response::new(code, form.logged());
+        self.plain_seen |= form == Form::Plain;
+        self.form = form;
         self.state = State::Headers;
+    }
+
+    /// curl said `-f` stopped a transfer at error status `code`: the block it cut, if it has
+    /// that status, ends here (curl prints no more of it, and no body); in a stream where no
+    /// block ended, its `curl: (22)` line may be the last one.
+    fn curl_error(&mut self, code: u16, says: CurlSays, now: SystemTime) {
+        match self.state {
+            State::Headers
+                if self.response.code() == code
+                    && (says == CurlSays::Exit || self.form == Form::CurlVerbose) =>
+            {
+                self.block_ended(now);
+                self.state = State::Outside;
+            }
+            State::Outside if says == CurlSays::Exit && !self.ended => {
+                self.curl_last = Some((code, now));
+            }
+            _ => {}
+        }
+    }
+
+    /// The current response's header block ended, at `now`: its status is the last one, and
+    /// what follows is its body if one of known length is due in this stream.
+    fn block_ended(&mut self, now: SystemTime) {
+        // A code outside the classes RFC 9110 defines (1xx to 5xx) says nothing.
+        let code = self.response.code();
+        if (100..=599).contains(&code) {
+            self.status = Some((code, now));
+        }
+        self.ended = true;
+        let body = self.response.body_length();
+        self.state = if body > 0 {
+            State::Body {
+                left: body,
+                first: true,
+            }
+        } else {
+            State::Outside
+        };
     }
 
     /// A line of a header block that is not a status line: a field, or the empty line that
     /// ends the block.
     fn header_line(&mut self, line: &[u8], now: SystemTime) {
-        let field = if self.response.verbose {
-            match line.strip_prefix(VERBOSE) {
-                Some(field) => field,
-                None if line == b"<" => b"",
-                // Something else `curl -v` printed within the block (`* ` notes).
-                None => return,
-            }
-        } else {
-            line
+        let field = match line.strip_prefix(self.form.prefix()) {
+            Some(field) => field,
+            None if line == b"<" => b"",
+            // Something else `curl -v` printed within the block (`* ` notes); a line without
+            // wget's two spaces ended its block before this.
+            None => return,
         };
         if field.is_empty() {
-            // A code outside the classes RFC 9110 defines (1xx to 5xx) says nothing.
-            let code = self.response.code();
-            if (100..=599).contains(&code) {
-                self.status = Some((code, now));
-            }
-            let body = self.response.body_length();
-            self.state = if body > 0 {
-                State::Body {
-                    left: body,
-                    first: true,
-                }
-            } else {
-                State::Outside
-            };
+            self.block_ended(now);
         } else if field.len() <= MAX_HEADER_LINE {
             self.response.field(field, now, &mut self.best);
         }
@@ -380,47 +451,6 @@ fn after_body_bytes(left: u64, n: usize) -> State {
         0 => State::Outside,
         left => State::Body { left, first: false },
     }
-}
-
-/// Whether `line` (its first bytes so far) may still start a status line.
-fn may_start_status(line: &[u8]) -> bool {
-    STATUS_STARTS.iter().any(|start| {
-        let n = line.len().min(start.len());
-        line[..n] == start[..n]
-    })
-}
-
-/// The status code of a status line (`HTTP/1.1 503 Service Unavailable`, `HTTP/2 429`, with a
-/// reason phrase or none), and whether `curl -v` printed it (after `< `); `None` for any other
-/// line: the version is one digit or two with a dot, the code three digits, the reason phrase
-/// free of control characters but tabs (RFC 9112, section 4).
-fn status_line(line: &[u8]) -> Option<(u16, bool)> {
-    let (line, verbose) = match line.strip_prefix(VERBOSE) {
-        Some(rest) => (rest, true),
-        None => (line, false),
-    };
-    let rest = line.strip_prefix(b"HTTP/")?;
-    let space = memchr::memchr(b' ', rest)?;
-    let (version, rest) = (&rest[..space], &rest[space + 1..]);
-    let version_ok = match version {
-        [major] => major.is_ascii_digit(),
-        [major, b'.', minor] => major.is_ascii_digit() && minor.is_ascii_digit(),
-        _ => false,
-    };
-    if !version_ok || rest.len() < 3 || !rest[..3].iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let reason_ok = match &rest[3..] {
-        [] => true,
-        [b' ', reason @ ..] => reason
-            .iter()
-            .all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f)),
-        _ => false,
-    };
-    let code = rest[..3]
-        .iter()
-        .fold(0u16, |code, d| code * 10 + u16::from(d - b'0'));
-    reason_ok.then_some((code, verbose))
 }
 
 #[cfg(test)]

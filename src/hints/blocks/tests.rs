@@ -5,6 +5,8 @@ use super::*;
 use crate::hints::HintSource;
 use std::time::Duration;
 
+mod clients;
+
 fn now() -> SystemTime {
     // 2026-01-01T00:00:00Z
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600)
@@ -197,7 +199,7 @@ fn pieces_of_any_size_read_the_same() {
 }
 
 /// Pieces of curl's output to build streams from.
-const TOKENS: [&str; 17] = [
+const TOKENS: [&str; 21] = [
     "HTTP/1.1 503 Busy\r\n",
     "HTTP/2 429\n",
     "< HTTP/1.1 302\r\n",
@@ -216,6 +218,12 @@ const TOKENS: [&str; 17] = [
     "\r",
     // 12 bytes: the whole body a `Content-Length: 12` announces.
     "HTTP/2 404\n\n",
+    // curl -f's line for a block it cut, and the same note of -v.
+    "curl: (22) The requested URL returned error: 404\n",
+    "* The requested URL returned error: 429\n",
+    // wget -S's blocks.
+    "  HTTP/1.1 503 Busy\n",
+    "  Retry-After: 5\n",
 ];
 
 proptest::proptest! {
