@@ -21,7 +21,7 @@ pub fn args<'a>(release: &'a Release, url: &'a str, to: &'a str) -> Vec<&'a str>
 }
 
 /// What a PREFIX/bin install puts under PREFIX, relative to PREFIX.
-const PREFIX_FILES: &[&str] = &[
+pub const PREFIX_FILES: &[&str] = &[
     "bin/",
     "bin/retry",
     "share/",
