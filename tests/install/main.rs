@@ -36,6 +36,7 @@ mod image;
 mod lint;
 mod messages;
 mod release;
+mod release_tools;
 mod replace;
 mod script;
 mod script_failures;
