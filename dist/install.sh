@@ -92,6 +92,8 @@ staged=''
 created=''
 
 cleanup() {
+    # A second Ctrl-C (or TERM) must not cut the putting back short.
+    trap '' HUP INT TERM
     set -f
     old_ifs=$IFS
     IFS='
