@@ -212,7 +212,7 @@ curl_get() {
 wget_said() {
     awk '/^  / { if ($1 ~ /^HTTP\//) { sub(/^ +/, ""); status = $0 } next }
         { said = $0 } END { print (said != "" ? said : status) }' "$1" |
-        LC_ALL=C sed 's/[^[:print:]]/?/g; s/^[0-9-]* [0-9:]* //' | tr -d '\n'
+        LC_ALL=C sed 's/[^[:print:]]/?/g; s/^[0-9][0-9-]* [0-9][0-9:]* //' | tr -d '\n'
 }
 
 # The URL a Location $2 names, read against the URL $1 (RFC 3986, section 5.2, without
