@@ -14,8 +14,10 @@
 #
 # Every binary is stripped and built with --locked from Cargo.lock.
 # Usage: dist/build.sh TARGET
-# Exits 2 when the target's linker is missing (the caller decides whether that is an error),
-# 1 on any other failure.
+#        dist/build.sh --check TARGET   whether this machine has the target's linker; builds nothing
+# Exits 2 when the target's linker (or its rustup target) is missing, with one line saying what
+# to install (the caller decides whether that is an error), 1 on any other failure. The linker
+# is checked first, so that a missing one is told at once, before rustup downloads anything.
 # cargo-zigbuild: https://github.com/rust-cross/cargo-zigbuild
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,13 +25,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
 missing() { printf 'build.sh: %s\n' "$*" >&2; exit 2; }
 
-[ $# -eq 1 ] || die "usage: dist/build.sh TARGET"
+check=no
+if [ "${1:-}" = --check ]; then
+    check=yes
+    shift
+fi
+[ $# -eq 1 ] || die "usage: dist/build.sh [--check] TARGET"
 TARGET=$1
 host=$(rustc -vV | sed -n 's/^host: //p')
-
-if command -v rustup >/dev/null 2>&1; then
-    rustup target list --installed | grep -qx "$TARGET" || rustup target add "$TARGET" >&2
-fi
 
 # With an explicit --target, RUSTFLAGS reach only the target's code, not build scripts and
 # proc macros (which must stay dynamic); crt-static links glibc statically, and
@@ -67,6 +70,12 @@ case $TARGET in
         ;;
     *) die "unknown target $TARGET" ;;
 esac
+if [ "$check" = yes ]; then exit 0; fi
+
+if command -v rustup >/dev/null 2>&1; then
+    rustup target list --installed | grep -qx "$TARGET" || rustup target add "$TARGET" >&2 ||
+        missing "no standard library for $TARGET (rustup target add $TARGET failed)"
+fi
 
 RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }$flags" CARGO_PROFILE_RELEASE_STRIP=symbols \
     "${build[@]}" --release --locked -p retry-tool --bin retry --target "$TARGET" >&2

@@ -13,8 +13,10 @@
 #
 # for the targets (docs/platforms.md says what is tested on each):
 #   x86_64-unknown-linux-gnu    static (glibc, +crt-static, DT_RELR relocations); always
-#   aarch64-unknown-linux-gnu   static, with Debian's cross gcc; always; run under qemu-user
-#                               (`-- true`) when qemu-aarch64(-static) is installed
+#   aarch64-unknown-linux-gnu   static, with Debian's cross gcc (gcc-aarch64-linux-gnu and
+#                               libc6-dev-arm64-cross, which .ci/platforms installs), else
+#                               skipped with a note as the optional targets below; run under
+#                               qemu-user (`-- true`) when qemu-aarch64(-static) is installed
 #   x86_64-apple-darwin         when cargo-zigbuild and zig are present (linked by zig),
 #   aarch64-apple-darwin        else skipped with a note; RELEASE_REQUIRE_ALL=1 (the release
 #   x86_64-unknown-freebsd      workflow) makes a missing linker an error
@@ -31,7 +33,12 @@
 #       copyright (DEP-5), changelog.Debian.gz, changelog.gz, README.md.gz; lintian-clean
 #   retry-tool_VERSION-1_amd64.deb.sha256
 #
-# Usage: [DEB_MAINTAINER='Name <address>'] [RELEASE_REQUIRE_ALL=1] dist/release.sh
+# Usage: [DEB_MAINTAINER='Name <address>'] [RELEASE_REQUIRE_ALL=1] dist/release.sh [--check]
+#
+# Each target's linker is checked first (dist/build.sh --check): a missing one is a note, and
+# that target is skipped (the native x86_64 one is needed: an error), or with
+# RELEASE_REQUIRE_ALL=1 an error, at once rather than after the first build. --check does that
+# alone: says which targets this machine can build, and what the others lack, and stops.
 #
 # DEB_MAINTAINER is the .deb's Maintainer (and the signature of its changelog.Debian.gz): a name
 # and an e-mail address in angle brackets, as Debian policy 5.6.2 asks. The project has no
@@ -70,6 +77,13 @@ DEB_MAINTAINER_PLACEHOLDER='retry-tool developers <no-address-yet@retry-tool.inv
 
 step() { printf '\n== %s\n' "$*"; }
 die() { printf 'release.sh: %s\n' "$*" >&2; exit 1; }
+
+check_only=no
+case $# in
+    0) ;;
+    1) [ "$1" = --check ] || die "usage: dist/release.sh [--check]"; check_only=yes ;;
+    *) die "usage: dist/release.sh [--check]" ;;
+esac
 
 # `cargo pkgid` reads the version from Cargo.lock, which still names the old one after a bump of
 # Cargo.toml's until cargo updates it: the lock must be current (the build below is --locked).
@@ -134,15 +148,34 @@ check_linux_binary() {
     esac
 }
 
-targets=("$TARGET" aarch64-unknown-linux-gnu)
-windows_exe=""
+# What this machine can build: every target but the native one may be skipped, with a note
+# (each linker is checked before the first build, so that a missing one is told at once).
+step "the targets this machine can build"
+buildable=()
 for target in "$TARGET" aarch64-unknown-linux-gnu "${OPTIONAL_TARGETS[@]}"; do
+    status=0
+    lacks=$(dist/build.sh --check "$target" 2>&1 >/dev/null) || status=$?
+    lacks=${lacks##*$'\n'}
+    lacks=${lacks#build.sh: }
+    if [ "$status" -eq 0 ]; then
+        echo "$target"
+        buildable+=("$target")
+    elif [ "$status" -eq 2 ] && [ "$target" != "$TARGET" ] && [ "${RELEASE_REQUIRE_ALL:-}" != 1 ]; then
+        echo "$target: skipped, $lacks"
+    else
+        die "cannot build $target: $lacks"
+    fi
+done
+if [ "$check_only" = yes ]; then exit 0; fi
+
+targets=()
+windows_exe=""
+for target in "${buildable[@]}"; do
     step "cargo build --release --target $target (stripped)"
     status=0
     bin=$(dist/build.sh "$target") || status=$?
-    if [ "$status" -eq 2 ] && [[ " ${OPTIONAL_TARGETS[*]} " == *" $target "* ]] &&
-        [ "${RELEASE_REQUIRE_ALL:-}" != 1 ]; then
-        echo "(skipped: its linker is missing)"
+    if [ "$status" -eq 2 ] && [ "$target" != "$TARGET" ] && [ "${RELEASE_REQUIRE_ALL:-}" != 1 ]; then
+        echo "(skipped: $target's linker or standard library is missing)"
         continue
     fi
     [ "$status" -eq 0 ] || die "dist/build.sh $target failed"

@@ -161,6 +161,12 @@ pub const WGET: Tool = Tool::checked("wget", "wget", || {
         .output()
         .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"GNU Wget"))
 });
+/// Makes the self-signed certificate of the install tests' https:// server
+/// (`tests/install/tls.rs`), and is what BusyBox's wget speaks TLS through.
+pub const OPENSSL: Tool = Tool::program("openssl", "openssl");
+/// Makes a file immutable (`chattr +i`), one `dist/install.sh` cannot replace
+/// (`tests/install/replace.rs`).
+pub const CHATTR: Tool = Tool::program("chattr", "e2fsprogs");
 /// Lints the install scripts (`tests/install/lint.rs`).
 pub const SHELLCHECK: Tool = Tool::program("shellcheck", "shellcheck");
 /// Builds the container image from `dist/Dockerfile` (`tests/install/image.rs`).
@@ -209,6 +215,8 @@ pub const ALL: &[Tool] = &[
     DASH,
     BUSYBOX,
     WGET,
+    OPENSSL,
+    CHATTR,
     SHELLCHECK,
     BUILDAH,
     ACTIONLINT,

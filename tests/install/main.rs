@@ -8,6 +8,11 @@
 //!   `GITHUB_OUTPUT`), the tool cache, the `::error::` lines;
 //! - what an adversary can send or pass (`adversarial`): trickles, redirects, cut and
 //!   malformed downloads, archives with `..` and links, shell metacharacters;
+//! - each downloader (curl, GNU wget, BusyBox's wget: `downloaders`) against an https://
+//!   server that redirects to http:// (`downgrade`); installs at once, a file that cannot be
+//!   replaced, a TERM among the renames (`replace`); the one-line messages of odd paths, a
+//!   missing TMPDIR, an archive tar cannot read, a password in the URL (`messages`);
+//!   `dist/release.sh` on a machine without a target's linker (`release_tools`);
 //! - the container image (`image`): `dist/Dockerfile` built by buildah and read back from an
 //!   OCI layout, and its entrypoint run by `buildah run`;
 //! - the documentation's one-liners run as written (`docs`), and shellcheck and actionlint
@@ -25,9 +30,14 @@ mod tools;
 mod action;
 mod adversarial;
 mod docs;
+mod downgrade;
+mod downloaders;
 mod image;
 mod lint;
+mod messages;
 mod release;
+mod release_tools;
+mod replace;
 mod script;
 mod script_failures;
 mod server;

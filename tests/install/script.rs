@@ -21,7 +21,7 @@ pub fn args<'a>(release: &'a Release, url: &'a str, to: &'a str) -> Vec<&'a str>
 }
 
 /// What a PREFIX/bin install puts under PREFIX, relative to PREFIX.
-const PREFIX_FILES: &[&str] = &[
+pub const PREFIX_FILES: &[&str] = &[
     "bin/",
     "bin/retry",
     "share/",
@@ -160,27 +160,7 @@ fn without_curl_gnu_wget_downloads() {
     let scratch = Scratch::new();
     let bin = scratch.path().join("no curl");
     std::fs::create_dir(&bin).unwrap();
-    for tool in [
-        "uname",
-        "sed",
-        "tr",
-        "grep",
-        "awk",
-        "cp",
-        "mv",
-        "rm",
-        "rmdir",
-        "mkdir",
-        "chmod",
-        "dirname",
-        "basename",
-        "mktemp",
-        "tar",
-        "gzip",
-        "sha256sum",
-        "cat",
-        "wget",
-    ] {
+    for tool in crate::downloaders::SCRIPT_TOOLS.iter().chain(&["wget"]) {
         std::os::unix::fs::symlink(crate::support::which(tool), bin.join(tool)).unwrap();
     }
     let to = scratch.path().join("prefix/bin");

@@ -217,26 +217,7 @@ fn a_missing_downloader_is_one_line_and_other_targets_are_taken_with_target() {
     let scratch = Scratch::new();
     let bin = scratch.path().join("some tools");
     std::fs::create_dir(&bin).unwrap();
-    for tool in [
-        "uname",
-        "sed",
-        "tr",
-        "grep",
-        "awk",
-        "cp",
-        "mv",
-        "rm",
-        "rmdir",
-        "mkdir",
-        "chmod",
-        "dirname",
-        "basename",
-        "mktemp",
-        "tar",
-        "gzip",
-        "sha256sum",
-        "cat",
-    ] {
+    for tool in crate::downloaders::SCRIPT_TOOLS {
         std::os::unix::fs::symlink(crate::support::which(tool), bin.join(tool)).unwrap();
     }
     let to = scratch.path().join("bin");

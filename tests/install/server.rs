@@ -3,7 +3,8 @@
 //! (`tests/cli/helpers/http.rs`), because these tests need what a well-behaved server never
 //! sends: a body cut short of its `Content-Length`, a body trickled a byte at a time, a redirect
 //! loop. Every request's path is recorded before it is answered; the server stops when dropped,
-//! and a trickle stops by itself after [`crate::HANG_LIMIT`].
+//! and a trickle stops by itself after [`crate::HANG_LIMIT`]. A handler may see the request's
+//! `Authorization` header too ([`Server::start_with_authorization`]), and answer 401.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -26,7 +27,12 @@ pub enum Answer {
     Cut { body: Arc<Vec<u8>>, after: usize },
     /// 200 with the body's full `Content-Length`, one byte every `every`.
     Trickle { body: Arc<Vec<u8>>, every: Duration },
+    /// 401 asking for HTTP Basic authentication (`WWW-Authenticate: Basic`).
+    Unauthorized,
 }
+
+/// A handler of a request's path and `Authorization` header.
+type Handler = dyn Fn(&str, Option<&str>) -> Answer + Send + Sync;
 
 /// The running server; dropping it stops it.
 pub struct Server {
@@ -42,11 +48,20 @@ impl Server {
     where
         F: Fn(&str) -> Answer + Send + Sync + 'static,
     {
+        Server::start_with_authorization(move |path, _| handler(path))
+    }
+
+    /// A server whose answer to a request for `path` with the `Authorization` header `auth`
+    /// (its value, if sent) is `handler(path, auth)`.
+    pub fn start_with_authorization<F>(handler: F) -> Server
+    where
+        F: Fn(&str, Option<&str>) -> Answer + Send + Sync + 'static,
+    {
+        let handler: Arc<Handler> = Arc::new(handler);
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
-        let handler = Arc::new(handler);
         let (log, flag) = (Arc::clone(&requests), Arc::clone(&stop));
         let accept = std::thread::spawn(move || {
             for stream in listener.incoming() {
@@ -90,12 +105,7 @@ impl Drop for Server {
 }
 
 /// Reads one request's head and answers it.
-fn serve(
-    stream: TcpStream,
-    handler: &dyn Fn(&str) -> Answer,
-    log: &Mutex<Vec<String>>,
-    stop: &AtomicBool,
-) {
+fn serve(stream: TcpStream, handler: &Handler, log: &Mutex<Vec<String>>, stop: &AtomicBool) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut reader = BufReader::new(&stream);
     let mut first = String::new();
@@ -103,12 +113,19 @@ fn serve(
         return;
     }
     // The rest of the head, up to the blank line.
+    let mut authorization = None;
     loop {
         let mut line = String::new();
         match reader.read_line(&mut line) {
             Ok(0) | Err(_) => return,
             Ok(_) if line == "\r\n" || line == "\n" => break,
-            Ok(_) => {}
+            Ok(_) => {
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("authorization")
+                {
+                    authorization = Some(value.trim().to_string());
+                }
+            }
         }
     }
     let path = first.split_whitespace().nth(1).unwrap_or("").to_string();
@@ -117,7 +134,7 @@ fn serve(
     let head = |status: &str, length: usize, extra: &str| {
         format!("HTTP/1.1 {status}\r\nContent-Length: {length}\r\n{extra}Connection: close\r\n\r\n")
     };
-    let _ = match handler(&path) {
+    let _ = match handler(&path, authorization.as_deref()) {
         Answer::Body(body) => out
             .write_all(
                 head(
@@ -133,6 +150,14 @@ fn serve(
             out.write_all(head(&format!("{code} Status {code}"), text.len(), "").as_bytes())
                 .and_then(|()| out.write_all(text.as_bytes()))
         }
+        Answer::Unauthorized => out.write_all(
+            head(
+                "401 Unauthorized",
+                0,
+                "WWW-Authenticate: Basic realm=\"release files\"\r\n",
+            )
+            .as_bytes(),
+        ),
         Answer::Redirect(location) => {
             out.write_all(head("302 Found", 0, &format!("Location: {location}\r\n")).as_bytes())
         }
