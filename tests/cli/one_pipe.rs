@@ -181,7 +181,8 @@ fn real_curl_on_one_pipe_prints_what_curl_alone_prints_and_its_status_is_read() 
     );
     // curl writes stderr as it goes and stdout through a buffer: on one pipe its error, or
     // `-v`'s last lines, come before the headers or body it printed on stdout. The status read
-    // shows in retry's lines (`-fv` stops before the end of the block: no status).
+    // shows in retry's lines (`-fv` stops before the end of the block: its `curl: (22)` line
+    // gives the status).
     let cases: [(&[&str], &str); 4] = [
         (&["-sv", &busy], "(last response: HTTP 503)"),
         (&["-fsSi", &missing], "HTTP 404 is not retried"),
@@ -189,7 +190,7 @@ fn real_curl_on_one_pipe_prints_what_curl_alone_prints_and_its_status_is_read() 
             &["-fsS", "-D", "/dev/stderr", &busy],
             "(last response: HTTP 503)",
         ),
-        (&["-fsSv", &missing], "no retries left"),
+        (&["-fsSv", &missing], "HTTP 404 is not retried"),
     ];
     for (curl, closing) in cases {
         let mut alone = direct(Command::new("curl"));
