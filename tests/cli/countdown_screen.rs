@@ -114,12 +114,12 @@ fn shell(dir: &Path) -> Tmux {
 }
 
 /// The shell command line that runs retry (see [`retry_argv`]) with an attempt that says
-/// which it is, then fails: 73 columns (74 with `-b 50s`), whatever the path of the checkout. The binary's own
-/// path would make it as long as that path: in a clone under a longer directory than a
-/// developer's (CI's, or `target/platforms/`'s AArch64 binary under qemu) the line the shell
-/// echoes after `fg` took two rows of the 100, and more rows of the 12 scrolled away, so the
-/// assertions read the wrong rows and the wait for a frame after `$ fg` saw no `$ fg` (issue
-/// 30's "no frame after fg" in a full run under `.ci/run`).
+/// which it is, then fails: 73 columns (74 with `-b 50s`), whatever the path of the checkout.
+/// With the binary's own path it was as long as that path: from a clone in a longer directory
+/// than a developer's (CI's, or `target/platforms/`'s AArch64 binary under qemu) the line bash
+/// echoes after `fg` took two rows of the 100, and the assertions read the wrong rows. The
+/// failure's screen then showed no frame after `fg` (the frames drawn there are erased at the
+/// end, as they should be), which read as "no countdown frame after fg" (issue 30).
 fn command_line(delay: &str) -> String {
     format!("./retry -b {delay} -j none -n 1 -- sh -c 'echo attempt $RETRY_ATTEMPT; exit 1'")
 }
