@@ -5,6 +5,13 @@
 
 #![cfg_attr(all(unix, not(test)), no_main)]
 
+#[cfg(all(
+    target_os = "linux",
+    target_env = "gnu",
+    not(target_feature = "crt-static")
+))]
+mod math_symbols;
+
 /// The C entry point: arguments from `argc` and `argv`, then [`retry::start::main`].
 #[cfg(all(unix, not(test)))]
 #[unsafe(no_mangle)]

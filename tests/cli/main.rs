@@ -46,6 +46,8 @@ mod http_status_sets;
 mod idle;
 mod leftover_output;
 mod leftover_output_relay;
+#[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
+mod linkage;
 mod links;
 mod lock;
 mod loops;
