@@ -25,15 +25,6 @@ pub struct LockSettings {
     pub wait: Duration,
 }
 
-/// Where a value of argument `id` came from: its variable or the command line.
-fn source(origins: &Origins, id: &str) -> Source {
-    if origins.is_env(id) {
-        Source::Env
-    } else {
-        Source::Flag
-    }
-}
-
 /// The policy of `--delays LIST`: the list, with the jitter that a flag, a preset or
 /// `RETRY_JITTER` sets, and none otherwise (the list is waited as written, as systemd's
 /// `RestartSteps=` and minfrin/retry's `-d` do). A preset's base, multiplier and cap give way
@@ -61,8 +52,8 @@ pub(super) fn listed_policy(
             "--delays ({}{}) cannot be given with --{long} ({value}{}): the list replaces \
              --base, --multiplier and --cap",
             list.text,
-            source(origins, "delays").suffix("delays"),
-            source(origins, long).suffix(long),
+            Source::given(origins, "delays").suffix("delays"),
+            Source::given(origins, long).suffix(long),
         );
     }
     let jitter = pick(layers, |s| s.jitter).map_or(Jitter::None, |v| v.0);
@@ -80,7 +71,10 @@ pub(super) fn listed_policy(
 pub(super) fn from_cli(cli: &Cli, origins: &Origins) -> Result<(Shape, Option<LockSettings>)> {
     let loops = &cli.loops;
     if loops.forever {
-        let forever = format!("--forever{}", source(origins, "forever").suffix("forever"));
+        let forever = format!(
+            "--forever{}",
+            Source::given(origins, "forever").suffix("forever")
+        );
         if let Some(n) = loops.successes {
             bail!("--successes ({n}) and {forever} are two different loops: give one of them");
         }
@@ -153,7 +147,7 @@ fn until_fail_alone(cli: &Cli, origins: &Origins) -> Result<()> {
     if let Some((id, long, Some(value))) = given.into_iter().find(|g| g.2.is_some()) {
         bail!(
             "--{long} ({value}{}) has no meaning with --until-fail: {}",
-            source(origins, id).suffix(long),
+            Source::given(origins, id).suffix(long),
             why(id)
         );
     }

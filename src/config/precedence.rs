@@ -20,6 +20,16 @@ pub(super) enum Source {
 }
 
 impl Source {
+    /// Where a value of argument `id` that no preset sets came from: its `RETRY_<FLAG>`
+    /// variable or the command line.
+    pub(super) fn given(origins: &Origins, id: &str) -> Source {
+        if origins.is_env(id) {
+            Source::Env
+        } else {
+            Source::Flag
+        }
+    }
+
     /// The value of argument `id` as typed, when it came from the command line or its
     /// variable (see [`Origins::typed`]); `None` for a preset's or the default.
     pub(super) fn typed(self, origins: &Origins, id: &str) -> Option<String> {

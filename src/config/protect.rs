@@ -37,15 +37,6 @@ pub struct BudgetSettings {
     pub policy: BudgetPolicy,
 }
 
-/// Where a value came from: its `RETRY_<FLAG>` variable or the command line.
-fn source(origins: &Origins, id: &str) -> Source {
-    if origins.is_env(id) {
-        Source::Env
-    } else {
-        Source::Flag
-    }
-}
-
 /// `--budget-max-tokens`, `--budget-token-ratio` and `--budget-refill` as a [`Throttle`]:
 /// gRFC A6's example values (10 tokens, 0.1 per success) for what is not given, no refill
 /// unless `--budget-refill` is more than 0.
@@ -61,9 +52,9 @@ pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
     if ratio > max {
         bail!(
             "--budget-token-ratio ({ratio}{}) must be at most --budget-max-tokens ({max}{})",
-            source(origins, "budget_token_ratio").suffix("budget-token-ratio"),
+            Source::given(origins, "budget_token_ratio").suffix("budget-token-ratio"),
             match args.budget_max_tokens {
-                Some(_) => source(origins, "budget_max_tokens").suffix("budget-max-tokens"),
+                Some(_) => Source::given(origins, "budget_max_tokens").suffix("budget-max-tokens"),
                 None => " by default".to_string(),
             }
         );
@@ -78,7 +69,7 @@ pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
                 origins
                     .typed("budget_refill")
                     .unwrap_or_else(|| format_human(every)),
-                source(origins, "budget_refill").suffix("budget-refill")
+                Source::given(origins, "budget_refill").suffix("budget-refill")
             )
         }),
         None => Ok(throttle),
@@ -118,7 +109,7 @@ pub fn breaker(
     check_cooldown(
         args,
         origins.typed("breaker_cooldown"),
-        &source(origins, "breaker_cooldown").suffix("breaker-cooldown"),
+        &Source::given(origins, "breaker_cooldown").suffix("breaker-cooldown"),
     )?;
     let cooldown = args.breaker_cooldown.unwrap_or(DEFAULT_COOLDOWN);
     BreakerPolicy::new(threshold, cooldown)
@@ -150,7 +141,7 @@ impl Protect {
                 "--splay ({}{}) must be finite: it is the longest random wait before the first \
                  attempt",
                 origins.typed("splay").unwrap_or_else(|| "inf".into()),
-                source(origins, "splay").suffix("splay")
+                Source::given(origins, "splay").suffix("splay")
             );
         }
         if let (Some(splay), Some(deadline)) = (splay, backoff.deadline)
@@ -161,13 +152,13 @@ impl Protect {
             bail!(
                 "--splay ({splay_text}{}) must be shorter than the deadline ({deadline_text}), \
                  which it counts against",
-                source(origins, "splay").suffix("splay"),
+                Source::given(origins, "splay").suffix("splay"),
             );
         }
         check_cooldown(
             args,
             origins.typed("breaker_cooldown"),
-            &source(origins, "breaker_cooldown").suffix("breaker-cooldown"),
+            &Source::given(origins, "breaker_cooldown").suffix("breaker-cooldown"),
         )?;
         let on_command_line = |id: &str, given: bool| given && !origins.is_env(id);
         if args.breaker_cooldown.is_some()
