@@ -208,9 +208,10 @@ impl Supervisor<'_> {
             ) {
                 return self.conclude(d, attempt, None);
             }
-            // Protecting the service (protect.rs): a later cooldown another run set meanwhile.
+            // Protecting the service (protect.rs): a later cooldown another run set meanwhile
+            // (giving up for it is never 0 with --forever either).
             if next == Next::Retry
-                && let Err(exit) = self.shared_cooldown(attempt + 1, Some(exit))
+                && let Err(exit) = self.shared_cooldown(attempt + 1, Some(give_up))
             {
                 return exit;
             }

