@@ -64,3 +64,49 @@ fn a_shared_cooldown_that_ends_the_loop_after_a_run_that_exited_0_ends_it_with_1
         "giving up is never 0 with --forever: {stderr}"
     );
 }
+
+#[test]
+fn a_preset_s_deadline_that_does_not_apply_does_not_refuse_a_long_splay() {
+    // api-core's deadline is 2 minutes: without --forever a 5m splay cannot fit in it.
+    let out = release()
+        .args([
+            "--preset",
+            "api-core",
+            "--splay",
+            "5m",
+            "--dry-run",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    for preset in [Some("api-core"), None] {
+        let mut cmd = release();
+        match preset {
+            Some(name) => cmd.args(["--preset", name]),
+            None => cmd.env("RETRY_PRESET", "api-core"),
+        };
+        let out = cmd
+            .args(["--forever", "--splay", "5m", "--dry-run", "--", "true"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{preset:?}: {stderr}");
+    }
+    // A deadline given still counts.
+    let out = release()
+        .args([
+            "--forever",
+            "--preset",
+            "api-core",
+            "-d",
+            "2m",
+            "--splay",
+            "5m",
+        ])
+        .args(["--dry-run", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+}
