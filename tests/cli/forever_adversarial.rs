@@ -6,7 +6,7 @@
 
 use std::process::Stdio;
 
-use crate::helpers::{release, release_std, wait_for_lines, wait_with_limit};
+use crate::helpers::{alive, release, release_std, send, wait_for_lines, wait_with_limit};
 
 /// Waits (within the hang limit) until `path` exists.
 fn wait_for_file(path: &std::path::Path) {
@@ -109,4 +109,32 @@ fn a_preset_s_deadline_that_does_not_apply_does_not_refuse_a_long_splay() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(125));
+}
+
+#[test]
+fn a_run_that_ends_a_stop_on_0_loop_keeps_what_it_started() {
+    for (args, kept) in [
+        // As any successful attempt that ends the run does.
+        (&["--forever", "--stop-on", "0", "-b", "0"][..], true),
+        (&["-b", "0"][..], true),
+        // A run that is restarted, or the last of a crash loop, leaves nothing.
+        (&["--forever", "-n", "0", "-b", "0"][..], false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let out = release()
+            .env("PID_FILE", &pid_file)
+            .args(args)
+            .args(["--", "sh", "-c"])
+            .arg("sleep 60 >/dev/null 2>&1 & echo $! > \"$PID_FILE\"; exit 0")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let pid: i32 = wait_for_lines(&pid_file, 1).trim().parse().unwrap();
+        let running = alive(pid);
+        if running {
+            send(pid as u32, libc::SIGKILL);
+        }
+        assert_eq!(running, kept, "{args:?}: {stderr}");
+    }
 }
