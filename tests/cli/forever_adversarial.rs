@@ -138,3 +138,39 @@ fn a_run_that_ends_a_stop_on_0_loop_keeps_what_it_started() {
         assert_eq!(running, kept, "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_notice_of_the_metrics_file_written_after_a_run_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("retry.prom");
+    let log = dir.path().join("runs");
+    // Run 2 leaves the file unreadable (another program wrote it): the write after it
+    // replaces it, which a warning must say (as it does when the end's write replaces it).
+    let mut child = release_std()
+        .env("LOG", &log)
+        .env("PROM", &prom)
+        .args(["--forever", "-b", "0", "--metrics-file"])
+        .arg(&prom)
+        .args(["--", "sh", "-c"])
+        .arg(
+            "echo run >> \"$LOG\"; [ \"$RETRY_ATTEMPT\" = 2 ] && echo 'not{{prometheus' > \"$PROM\"; \
+             [ \"$RETRY_ATTEMPT\" -lt 3 ] && exit 4; exec sleep 60",
+        )
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_lines(&log, 3);
+    send(child.id(), libc::SIGTERM);
+    let status = wait_with_limit(&mut child);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("did not parse") && stderr.contains("it was replaced"),
+        "{stderr}"
+    );
+}
