@@ -151,8 +151,13 @@ impl Config {
     /// A one-line message naming the flags and values at fault (e.g. `--cap` below `--base`),
     /// and where a value came from when it was not the command line.
     pub fn from_cli(cli: Cli, origins: &Origins) -> Result<Config> {
-        let backoff = Backoff::from_cli(&cli, origins)?;
+        let mut backoff = Backoff::from_cli(&cli, origins)?;
         let (shape, lock) = loops::from_cli(&cli, origins)?;
+        if shape == Shape::Forever {
+            // A preset's deadline, like its -n, is about one request's retries: not a limit on
+            // a service kept running (nor on its --splay); `--deadline` or RETRY_DEADLINE is.
+            backoff.deadline = cli.stopping.deadline.and_then(limit);
+        }
         let protect = Protect::from_cli(
             &cli.protect,
             origins,
@@ -221,12 +226,7 @@ impl Config {
                     .max_retries
                     .map_or(Some(DEFAULT_MAX_RETRIES), |l| l.0),
             },
-            deadline: match shape {
-                // A preset's deadline, like its -n, is about one request's retries: not a
-                // limit on a service kept running; `--deadline` or RETRY_DEADLINE still is.
-                Shape::Forever => stopping.deadline.and_then(limit),
-                _ => backoff.deadline,
-            },
+            deadline: backoff.deadline,
             timeout: stopping.timeout.and_then(limit),
             kill_after: kill_after(stopping.kill_after),
             stop_signal: stopping.signal.unwrap_or_default(),

@@ -38,10 +38,12 @@ impl Supervisor<'_> {
             // Nothing of an attempt that did not succeed outlives it: what it left running
             // (background jobs, processes in other groups or sessions) is stopped before the
             // next step. A successful attempt keeps what it started (a daemon, say).
-            // With --forever a success is run again: what it left is stopped as well.
+            // With --forever a success is run again: what it left is stopped as well, unless
+            // --stop-on 0 makes it the run's end, as any success that ends the run.
             let forever = self.config.shape == Shape::Forever;
+            let run_again = forever && !self.config.conditions.stop_on.contains(0);
             if let Some((child, stop)) = end.leftovers.take()
-                && (!succeeded || forever || end.interrupted.is_some())
+                && (!succeeded || run_again || end.interrupted.is_some())
             {
                 let (left, signal) = self.stop_leftovers_counted(&child, stop);
                 end.left_running = left;
@@ -208,9 +210,10 @@ impl Supervisor<'_> {
             ) {
                 return self.conclude(d, attempt, None);
             }
-            // Protecting the service (protect.rs): a later cooldown another run set meanwhile.
+            // Protecting the service (protect.rs): a later cooldown another run set meanwhile
+            // (giving up for it is never 0 with --forever either).
             if next == Next::Retry
-                && let Err(exit) = self.shared_cooldown(attempt + 1, Some(exit))
+                && let Err(exit) = self.shared_cooldown(attempt + 1, Some(give_up))
             {
                 return exit;
             }

@@ -20,7 +20,12 @@ pub struct TelemetryObserver {
     warnings: Vec<String>,
     /// A write of the metrics file after a `--forever` run failed (said once).
     run_write_failed: bool,
+    /// The notices of the writes after runs kept to say at the end (at most [`RUN_NOTICES`]).
+    run_notices: usize,
 }
+
+/// The most notices of the metrics file's writes after `--forever` runs said at the end.
+const RUN_NOTICES: usize = 8;
 
 impl TelemetryObserver {
     /// Records the run in `telemetry` (which does nothing at all when neither the metrics file
@@ -30,6 +35,7 @@ impl TelemetryObserver {
             telemetry,
             warnings: Vec::new(),
             run_write_failed: false,
+            run_notices: 0,
         }
     }
 }
@@ -105,6 +111,17 @@ impl Observer for TelemetryObserver {
                     self.run_write_failed = true;
                     self.warnings
                         .push(format!("after run {}: {error}", a.attempt));
+                }
+                // Its notices too (a file that did not parse was replaced): each said once, and
+                // only so many over a loop that may run for weeks.
+                for notice in said.warnings {
+                    if self.run_notices < RUN_NOTICES
+                        && !self.warnings.iter().any(|w| w.ends_with(&notice))
+                    {
+                        self.run_notices += 1;
+                        self.warnings
+                            .push(format!("after run {}: {notice}", a.attempt));
+                    }
                 }
             }
             Event::GaveUp { attempts, why, .. } => self.telemetry.gave_up(attempts, why),

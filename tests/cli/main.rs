@@ -32,6 +32,7 @@ mod fatal_signals;
 mod fidelity;
 mod folds;
 mod forever;
+mod forever_adversarial;
 mod forever_ends;
 mod forever_signals;
 mod generated;
