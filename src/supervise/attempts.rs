@@ -186,9 +186,9 @@ impl Supervisor<'_> {
                 let streak = self.streak.get();
                 let passed = self.deadline_passed();
                 if let Some(d) =
-                    decide::after_pause(next, pause, attempt, give_up, passed, None, &streak)
+                    decide::after_pause(next, pause, attempt, exit, passed, None, &streak)
                 {
-                    return self.conclude(d, attempt, None);
+                    return self.conclude(decide::settled(self.config.shape, d), attempt, None);
                 }
             }
             if let Err(signal) = self.wait(wake) {
@@ -203,12 +203,12 @@ impl Supervisor<'_> {
                 next,
                 Pause::Wait,
                 attempt,
-                give_up,
+                exit,
                 passed,
                 lost.as_deref(),
                 &streak,
             ) {
-                return self.conclude(d, attempt, None);
+                return self.conclude(decide::settled(self.config.shape, d), attempt, None);
             }
             // Protecting the service (protect.rs): a later cooldown another run set meanwhile
             // (giving up for it is never 0 with --forever either).

@@ -176,9 +176,6 @@ fn a_notice_of_the_metrics_file_written_after_a_run_is_said() {
 }
 
 #[test]
-#[ignore = "needs the fix in decide.rs: a --forever run that exited 0 whose stdin recording \
-            was lost gives up with 125 (retry's own failure, as --replay-stdin documents and \
-            --successes and --until-fail do), not 1"]
 fn a_lost_recording_of_stdin_after_a_run_that_exited_0_is_retry_s_own_failure() {
     let out = release()
         .args([

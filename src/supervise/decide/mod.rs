@@ -189,19 +189,33 @@ pub(super) fn decide<R: Rng + ?Sized>(
 ) -> Decision {
     match judge(facts, rule, streak, rng) {
         // A --stop-if-output match is the user's own stop: the run's status stands.
-        Decision::End(Ending::GiveUp {
+        Decision::End(ending) if !facts.stop_match => Decision::End(settled(facts.shape, ending)),
+        other => other,
+    }
+}
+
+/// `ending` with a give-up's status settled by [`give_up_exit`] for the loop `shape`: what
+/// [`decide`] and [`after_pause`]'s caller end the run with.
+pub(super) fn settled(shape: Shape, ending: Ending) -> Ending {
+    match ending {
+        Ending::GiveUp {
             reason,
             exit,
             failed_first,
             streak,
             lost,
-        }) if !facts.stop_match => Decision::End(Ending::GiveUp {
+        } => Ending::GiveUp {
+            // A recording of stdin lost after a run that exited 0 is retry's own failure: 125,
+            // as --successes and --until-fail end.
+            exit: match (shape, exit, &reason) {
+                (Shape::Forever, Exit::Code(0), Reason::StdinLost) => Exit::OwnFailure,
+                _ => give_up_exit(shape, exit),
+            },
             reason,
-            exit: give_up_exit(facts.shape, exit),
             failed_first,
             streak,
             lost,
-        }),
+        },
         other => other,
     }
 }

@@ -218,3 +218,56 @@ fn giving_up_after_a_wait_is_never_0() {
         Exit::Code(0)
     );
 }
+
+#[test]
+fn a_lost_recording_of_stdin_after_a_run_that_exited_0_is_retry_s_own_failure() {
+    let mut f = forever(&OK);
+    f.replay_lost = Some("gone");
+    match once(&f) {
+        Decision::End(Ending::GiveUp { reason, exit, .. }) => {
+            assert_eq!((reason, exit), (Reason::StdinLost, Exit::OwnFailure));
+        }
+        other => panic!("{other:?}"),
+    }
+    // After the wait: the same, through the status settled for the loop.
+    let ended = after_pause(
+        Next::Retry,
+        Pause::Wait,
+        1,
+        Exit::Code(0),
+        false,
+        Some("gone"),
+        &Streak::default(),
+    )
+    .map(|e| super::super::settled(Shape::Forever, e));
+    assert!(
+        matches!(
+            ended,
+            Some(Ending::GiveUp {
+                exit: Exit::OwnFailure,
+                ..
+            })
+        ),
+        "{ended:?}"
+    );
+    let ended = after_pause(
+        Next::Retry,
+        Pause::Wait,
+        1,
+        Exit::Code(0),
+        true,
+        None,
+        &Streak::default(),
+    )
+    .map(|e| super::super::settled(Shape::Forever, e));
+    assert!(
+        matches!(
+            ended,
+            Some(Ending::GiveUp {
+                exit: Exit::Code(1),
+                ..
+            })
+        ),
+        "the deadline after a run that exited 0: {ended:?}"
+    );
+}
