@@ -74,9 +74,9 @@ pub struct StoppingArgs {
 
     /// Grace between TERM and KILL when an attempt is stopped [default: 10s]
     ///
-    /// Applies to timeouts, the deadline, a TERM sent to retry, and whatever a failed attempt
-    /// or a hook leaves running: anything still alive this long after TERM gets KILL (the
-    /// whole process tree). 0 means never KILL, as for coreutils timeout: retry waits for the
+    /// Applies to timeouts, the deadline, a stop signal sent to retry (INT, TERM, HUP, QUIT),
+    /// and whatever a failed attempt or a hook leaves running: anything still alive this long
+    /// after the signal gets KILL (the whole process tree). 0 means never KILL, as for coreutils timeout: retry waits for the
     /// attempt to end.
     #[arg(allow_hyphen_values = true, short = 'k', long, env = "RETRY_KILL_AFTER",
           value_name = "DURATION", value_parser = parse_duration)]

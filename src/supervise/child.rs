@@ -77,9 +77,11 @@ impl Supervisor<'_> {
                         child.forward(signal);
                         child.forward(crate::signal_names::CONTINUE);
                     }
-                    if signal == crate::signal_names::TERMINATE {
-                        stop.term_sent(grace);
-                    }
+                    // Whatever the stop signal, a process still running `--kill-after` later
+                    // gets KILL: a stop signal ends retry within that bound, even when the
+                    // signal missed part of the tree (a shell's INT that came before it forked
+                    // its next command) or the process handles it and goes on.
+                    stop.term_sent(grace);
                 }
                 None => {
                     let Some(why) = self.due(&stop, io, reason) else {
