@@ -369,8 +369,8 @@ pub(super) fn with_streak(shape: Shape, streak: &Streak, why: &str) -> String {
 }
 
 /// Why `--forever` gives up when `-n` (`max_retries`) short runs in a row after the first
-/// were made: a crash loop, the runs shorter than `reset_after` (none: `--reset-after 0`, every
-/// run counts).
+/// were made: a crash loop, the runs shorter than `reset_after` (none: `--reset-after 0` or
+/// `inf`, every run counts).
 fn crash_loop(max_retries: Option<u64>, reset_after: Option<Duration>) -> String {
     let runs = max_retries.map_or(u64::MAX, |n| n.saturating_add(1));
     let s = if runs == 1 { "" } else { "s" };
@@ -379,7 +379,10 @@ fn crash_loop(max_retries: Option<u64>, reset_after: Option<Duration>) -> String
             "{runs} run{s} in a row ended within --reset-after ({}): a crash loop",
             format_human(d)
         ),
-        None => format!("no restarts left: {runs} run{s} (--reset-after 0 counts every run)"),
+        None => format!(
+            "no restarts left: {runs} run{s} (--reset-after 0 or inf: every run counts, none \
+             starts the count afresh)"
+        ),
     }
 }
 

@@ -66,7 +66,8 @@ fn n_plus_one_short_runs_in_a_row_are_a_crash_loop_that_ends_with_the_last_statu
     assert_eq!(
         run(&f, &mut rule(Some(0)), &mut streak),
         gives_up(
-            "no restarts left: 1 run (--reset-after 0 counts every run)",
+            "no restarts left: 1 run (--reset-after 0 or inf: every run counts, none starts \
+             the count afresh)",
             Exit::Code(3),
             true
         )
