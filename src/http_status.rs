@@ -122,6 +122,12 @@ impl FromStr for HttpStatuses {
                 return Err("'any' stands alone: it is every status already".into());
             }
             let (lo, hi) = match item.split_once('-') {
+                // `-1`, `500-`: a negative number or half a range, not an empty item.
+                Some((a, b)) if a.trim().is_empty() || b.trim().is_empty() => {
+                    return Err(format!(
+                        "'{item}' is not an HTTP status (100-599), nor a range such as 500-504"
+                    ));
+                }
                 Some((a, b)) => (code(a)?, code(b)?),
                 None => match class(item) {
                     Some(first) => (first, first + 99),
@@ -229,7 +235,13 @@ mod tests {
             err("6xx"),
             "'6xx' is neither an HTTP status (100-599), a class such as 5xx, nor 'any'"
         );
-        assert_eq!(err("-1"), "empty item in list of HTTP statuses");
+        for half in ["-1", "-500", "500-", " - ", "404,-1"] {
+            let item = half.rsplit(',').next().unwrap().trim();
+            assert_eq!(
+                err(half),
+                format!("'{item}' is not an HTTP status (100-599), nor a range such as 500-504")
+            );
+        }
         for list in ["any,404", "404, ANY", "any,any"] {
             assert_eq!(err(list), "'any' stands alone: it is every status already");
         }

@@ -121,26 +121,28 @@ where
             .protect
             .splay
             .map(|max| backoff::splay(max, &mut rng));
-        let mut out = io::stdout().lock();
-        let written = report::dry_run(
-            &mut out,
-            &config.policy,
-            config.max_retries,
-            config.deadline,
+        let mut notes: Vec<_> = report::StopPlan::of(&config)
+            .dry_run_line()
+            .map(|words| (report::NoteAbout::Stop, words))
+            .into_iter()
+            .collect();
+        notes.extend(report::dry_run_loop(
+            config.shape,
+            config.policy.base(),
+            config.reset_after,
+            config.lock.as_ref().map(|l| (l.path.as_path(), l.wait)),
+        ));
+        let plan = report::DryRun {
+            policy: &config.policy,
+            max_retries: config.max_retries,
+            deadline: config.deadline,
             splay,
-            report::StopPlan::of(&config).dry_run_line().as_deref(),
-            &mut rng,
-        )
-        .and_then(|()| {
-            report::dry_run_loop(
-                &mut out,
-                config.shape,
-                config.policy.base(),
-                config.reset_after,
-                config.lock.as_ref().map(|l| (l.path.as_path(), l.wait)),
-            )
-        })
-        .and_then(|()| out.flush());
+            notes,
+            format,
+            start,
+        };
+        let mut out = io::stdout().lock();
+        let written = report::dry_run(&mut out, &plan, &mut rng);
         return written_or_125(written, "the --dry-run schedule", format, start);
     }
     supervise::run(&config, observers::of)

@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::names::value_name;
-use crate::duration::{is_unlimited, parse_duration};
+use crate::duration::{is_unlimited, parse_duration, too_large};
 use crate::preset::Preset;
 use retry_tool_backoff::Jitter;
 
@@ -188,11 +188,18 @@ fn parse_delays(s: &str) -> Result<DelayList, String> {
                 ));
             }
             match parse_duration(item) {
-                Ok(d) if is_unlimited(d) => Err(format!(
-                    "delay {n} ({}) must be finite: a delay without end is no retry at all \
-                     (use -n for fewer retries)",
-                    item.trim()
-                )),
+                Ok(d) if is_unlimited(d) => Err(match too_large(item) {
+                    Some(words) => format!(
+                        "delay {n} ({}) {words}, and a delay must be finite (use -n for fewer \
+                         retries)",
+                        item.trim()
+                    ),
+                    None => format!(
+                        "delay {n} ({}) must be finite: a delay without end is no retry at all \
+                         (use -n for fewer retries)",
+                        item.trim()
+                    ),
+                }),
                 Ok(d) => Ok(d),
                 Err(e) => Err(format!("delay {n} ({}): {e}", item.trim())),
             }
@@ -240,7 +247,10 @@ mod tests {
             ("1s,,2s", "delay 2 is empty"),
             ("1s,", "delay 2 is empty"),
             ("1s,inf", "delay 2 (inf) must be finite"),
-            ("1s,1e400", "must be finite"),
+            (
+                "1s,1e400",
+                "delay 2 (1e400) is too large: past 9223372036854775807",
+            ),
             ("-1s", "delay 1 (-1s)"),
             ("1s,x", "delay 2 (x)"),
         ] {

@@ -71,9 +71,11 @@ pub struct OutputArgs {
 
     /// Print the planned schedule and exit; runs nothing
     ///
-    /// One row per planned retry: its number, the delay, and the cumulative delay (at most
-    /// 20 rows when unlimited; rows that reach --deadline are left out). Use --seed to
-    /// reproduce a schedule, and with --preset to see a published policy.
+    /// One row per planned retry: its number, the delay, and the cumulative delay, exactly to
+    /// the millisecond (at most 20 rows when unlimited; rows that reach --deadline are left
+    /// out). With --log-format json, one JSON object per row and per line after the table, on
+    /// stdout. Use --seed to reproduce a schedule, and with --preset to see a published
+    /// policy.
     #[arg(long)]
     pub dry_run: bool,
 

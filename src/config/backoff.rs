@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use super::loops;
 use super::precedence::{Source, layers, pick};
 use crate::cli::{Cli, Origins};
-use crate::duration::{format_apart, is_unlimited, limit};
+use crate::duration::{format_apart, is_unlimited, limit, too_large};
 use crate::types::RetryLimit;
 use retry_tool_backoff::{Jitter, Policy};
 
@@ -65,13 +65,20 @@ impl Backoff {
         let jitter = pick(&layers, |s| s.jitter).map_or(DEFAULT_JITTER, |v| v.0);
         // `--cap inf` is no cap; a first delay without end would be no retry at all.
         if is_unlimited(base) {
-            bail!(
-                "--base ({}{}) must be finite: it is the first delay (use -n 0 for no retry)",
-                base_from
-                    .typed(origins, "base")
-                    .unwrap_or_else(|| "inf".into()),
-                base_from.suffix("base")
-            );
+            let typed = base_from
+                .typed(origins, "base")
+                .unwrap_or_else(|| "inf".into());
+            let from = base_from.suffix("base");
+            match too_large(&typed) {
+                Some(words) => bail!(
+                    "--base ({typed}{from}) {words}, and the first delay must be finite (use -n \
+                     0 for no retry)"
+                ),
+                None => bail!(
+                    "--base ({typed}{from}) must be finite: it is the first delay (use -n 0 for \
+                     no retry)"
+                ),
+            }
         }
         if cap < base {
             let (cap_text, base_text) = format_apart(cap, base);

@@ -14,7 +14,7 @@ use crate::budget::{
     parse_store_location,
 };
 use crate::cli::{Origins, ProtectArgs};
-use crate::duration::{format_apart, format_human, is_unlimited, limit};
+use crate::duration::{format_apart, format_human, is_unlimited, limit, too_large};
 
 /// A run's `--splay` and `--budget` settings.
 #[derive(Clone, Debug, Default)]
@@ -137,12 +137,18 @@ impl Protect {
     ) -> Result<Protect> {
         let splay = args.splay.filter(|d| !d.is_zero());
         if splay.is_some_and(is_unlimited) {
-            bail!(
-                "--splay ({}{}) must be finite: it is the longest random wait before the first \
-                 attempt",
-                origins.typed("splay").unwrap_or_else(|| "inf".into()),
-                Source::given(origins, "splay").suffix("splay")
-            );
+            let typed = origins.typed("splay").unwrap_or_else(|| "inf".into());
+            let from = Source::given(origins, "splay").suffix("splay");
+            match too_large(&typed) {
+                Some(words) => bail!(
+                    "--splay ({typed}{from}) {words}, and the longest random wait before the \
+                     first attempt must be finite"
+                ),
+                None => bail!(
+                    "--splay ({typed}{from}) must be finite: it is the longest random wait \
+                     before the first attempt"
+                ),
+            }
         }
         if let (Some(splay), Some(deadline)) = (splay, backoff.deadline)
             && splay >= deadline

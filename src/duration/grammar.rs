@@ -108,6 +108,11 @@ pub(super) fn value(text: &str) -> Result<Value, String> {
     }
 }
 
+/// Whether `text` (trimmed, sign removed) is `inf` or `infinity`, with an optional unit.
+pub(super) fn names_infinity(text: &str) -> bool {
+    strip_infinity(text.as_bytes()).is_some()
+}
+
 /// `bytes` after a leading `infinity` or `inf` (any case), or `None`.
 fn strip_infinity(bytes: &[u8]) -> Option<&[u8]> {
     for word in [&b"infinity"[..], b"inf"] {

@@ -72,6 +72,20 @@ pub fn is_unlimited(d: Duration) -> bool {
     d == UNLIMITED
 }
 
+/// For a setting that must be finite, given `text` that parsed to [`UNLIMITED`]: `None` when
+/// `text` is `inf` or `infinity` (the message says "must be finite"), or the words saying that
+/// a number was too large (`1e19` is finite, yet past the largest DURATION kept, so inf).
+pub fn too_large(text: &str) -> Option<&'static str> {
+    let body = text.trim().trim_start_matches(['+', '-']);
+    if grammar::names_infinity(body) {
+        return None;
+    }
+    Some(
+        "is too large: past 9223372036854775807.999999999s (i64::MAX seconds, about 292 billion \
+         years) a DURATION means inf",
+    )
+}
+
 /// `d`, or `None` when it is 0 or [`UNLIMITED`]: for the limits where both mean "none"
 /// (`--timeout`, `--deadline`, `--idle-timeout`, `--reset-after`).
 pub fn limit(d: Duration) -> Option<Duration> {
@@ -135,14 +149,53 @@ pub fn format_human(d: Duration) -> String {
     two(hours / 24, "d", hours % 24, "h")
 }
 
-/// [`format_human`], but a positive value below a microsecond in nanoseconds (`1ns`), so that
-/// no positive value reads as `0s`: for the `--dry-run` table and its limits, where 0 means
-/// "none" and `1e-10000` is 1 ns.
-pub fn format_human_nonzero(d: Duration) -> String {
-    if !d.is_zero() && d < Duration::from_micros(1) {
-        return format!("{}ns", d.as_nanos());
+/// Formats a duration exactly to the millisecond, for the `--dry-run` schedule and its limits
+/// (where a rounded delay would misstate the schedule the table exists to show): the largest
+/// unit first and every non-zero part down to seconds, the seconds with up to three decimals,
+/// trailing zeros left out (`2.25s`, `3.375s`, `1m 26.498s`, `2h 5s`, `3d 4h`); rounded half up
+/// to the millisecond. Below a millisecond, microseconds (`500us`), and below a microsecond
+/// nanoseconds (`1ns`), so that no positive value reads as `0s` (0 means "none" for the
+/// limits, and `1e-10000` is 1 ns). [`UNLIMITED`] is `inf`. Progress lines keep the shorter
+/// [`format_human`].
+pub fn format_exact(d: Duration) -> String {
+    if is_unlimited(d) {
+        return "inf".into();
     }
-    format_human(d)
+    /// `n / unit`, rounded half up.
+    fn round(n: u128, unit: u128) -> u128 {
+        (n + unit / 2) / unit
+    }
+    let ns = d.as_nanos();
+    if ns == 0 {
+        return "0s".into();
+    }
+    if ns < 1000 {
+        return format!("{ns}ns");
+    }
+    let us = round(ns, 1000);
+    if us < 1000 {
+        return format!("{us}us");
+    }
+    let ms = round(ns, 1_000_000);
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let (days, hours, mins) = (ms / 86_400_000, ms / 3_600_000 % 24, ms / 60_000 % 60);
+    let (secs, frac) = (ms / 1000 % 60, ms % 1000);
+    let mut parts: Vec<String> = [(days, "d"), (hours, "h"), (mins, "m")]
+        .into_iter()
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect();
+    match frac {
+        0 if secs == 0 => {}
+        0 => parts.push(format!("{secs}s")),
+        f => {
+            let decimals = format!("{f:03}");
+            parts.push(format!("{secs}.{}s", decimals.trim_end_matches('0')));
+        }
+    }
+    parts.join(" ")
 }
 
 /// Two durations a message compares (`--cap (..) must be >= --base (..)`), each as
@@ -308,6 +361,18 @@ mod tests {
     }
 
     #[test]
+    fn too_large_is_told_from_inf() {
+        assert_eq!(too_large("inf"), None);
+        assert_eq!(too_large(" +Infinity s"), None);
+        assert!(
+            too_large("1e19")
+                .unwrap()
+                .starts_with("is too large: past 9223372036854775807")
+        );
+        assert!(too_large("99999999999999999999h").is_some());
+    }
+
+    #[test]
     fn unlimited_reads_back_and_limits_drop_0_and_inf() {
         assert_eq!(format_human(UNLIMITED), "inf");
         assert_eq!(parse_duration(&format_human(UNLIMITED)), Ok(UNLIMITED));
@@ -369,10 +434,50 @@ mod tests {
         for (d, want) in cases {
             assert_eq!(format_human(d), want, "{d:?}");
         }
-        assert_eq!(format_human_nonzero(Duration::from_nanos(1)), "1ns");
-        assert_eq!(format_human_nonzero(Duration::from_nanos(999)), "999ns");
-        assert_eq!(format_human_nonzero(Duration::ZERO), "0s");
-        assert_eq!(format_human_nonzero(ms(90_000)), "1m 30s");
-        assert_eq!(format_human_nonzero(UNLIMITED), "inf");
+    }
+
+    #[test]
+    fn schedules_read_exactly_to_the_millisecond() {
+        let ms = Duration::from_millis;
+        let cases = [
+            (Duration::ZERO, "0s"),
+            (Duration::from_nanos(1), "1ns"),
+            (Duration::from_nanos(999), "999ns"),
+            (Duration::from_nanos(1499), "1us"),
+            (Duration::from_nanos(1500), "2us"),
+            (Duration::from_micros(500), "500us"),
+            (Duration::from_nanos(999_499), "999us"),
+            (Duration::from_nanos(999_500), "1ms"),
+            (ms(250), "250ms"),
+            (Duration::from_nanos(999_500_000), "1s"),
+            (ms(1000), "1s"),
+            (ms(2250), "2.25s"),
+            (Duration::from_nanos(3_375_000_000), "3.375s"),
+            (ms(4750), "4.75s"),
+            (Duration::from_nanos(8_125_000_000), "8.125s"),
+            (Duration::from_nanos(1_000_500_000), "1.001s"),
+            (Duration::from_nanos(1_000_499_999), "1s"),
+            (ms(10_010), "10.01s"),
+            (ms(59_999), "59.999s"),
+            (Duration::from_nanos(59_999_500_000), "1m"),
+            (ms(60_000), "1m"),
+            (ms(86_497), "1m 26.497s"),
+            (ms(3_600_000 + 5_000), "1h 5s"),
+            (ms(3_600_000 + 60_000), "1h 1m"),
+            (ms(86_400_000 + 1), "1d 0.001s"),
+            (ms(86_400_000 + 3_600_000 * 4), "1d 4h"),
+            (
+                Duration::from_secs(3 * 86_400 + 4 * 3600 + 5 * 60 + 6),
+                "3d 4h 5m 6s",
+            ),
+            (UNLIMITED, "inf"),
+            (
+                UNLIMITED - Duration::from_nanos(1),
+                "213503982334601d 7h 16s",
+            ),
+        ];
+        for (d, want) in cases {
+            assert_eq!(format_exact(d), want, "{d:?}");
+        }
     }
 }

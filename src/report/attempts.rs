@@ -310,24 +310,40 @@ impl Reporter {
     /// retry was told to stop by `signal` (during an attempt, a wait or a hook).
     ///
     /// With `--forever`: `stopped by SIGTERM after 12 runs (11 restarts): not restarting`, and
-    /// the event's `restarts`.
+    /// the event's `restarts`. Before any attempt started (waiting for `--lock`, `--splay` or
+    /// the retry budget): `stopped by SIGTERM while waiting for --lock: not running PROGRAM`,
+    /// or `before the first attempt` (`run` with `--forever`).
     pub fn interrupted(&self, signal: i32) {
         self.writer.closing(|| {
             let mut fields = json!({ "signal": signal_name(signal) });
-            if self.shape == Shape::Forever {
-                let runs = self.runs.get();
+            let runs = self.runs.get();
+            let forever = self.shape == Shape::Forever;
+            if runs == 0 {
+                let when = match (self.waiting_for_lock.get(), forever) {
+                    (true, _) => "while waiting for --lock",
+                    (false, true) => "before the first run",
+                    (false, false) => "before the first attempt",
+                };
+                self.say(format_args!(
+                    "stopped by {} {when}: not running {}",
+                    signal_name(signal),
+                    self.program
+                ));
+            } else if forever {
                 let s = if runs == 1 { "" } else { "s" };
                 self.say(format_args!(
                     "stopped by {} after {runs} run{s} ({}): not restarting",
                     signal_name(signal),
                     restarts(runs)
                 ));
-                fields["restarts"] = runs.saturating_sub(1).into();
             } else {
                 self.say(format_args!(
                     "stopped by {}: not retrying",
                     signal_name(signal)
                 ));
+            }
+            if forever {
+                fields["restarts"] = runs.saturating_sub(1).into();
             }
             self.emit("interrupted", fields);
         });

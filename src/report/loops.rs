@@ -11,15 +11,15 @@
 //! attempt or hook set, never their values). The `start` event carries `delays`, `successes`,
 //! `until_fail` and `lock` when they are set.
 
-use std::io::{self, Write};
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::dry_run::NoteAbout;
 use super::reporter::{Reporter, micros};
 use super::words::describe;
-use crate::duration::format_human;
+use crate::duration::{format_exact, format_human};
 use crate::escape::escape;
 use crate::process::Outcome;
 use crate::status::TEMP_FAIL;
@@ -52,15 +52,6 @@ fn list_text(delays: &[Duration]) -> String {
 /// A path as retry's lines show it: escaped, so that a newline in it cannot forge a line.
 fn shown(path: &Path) -> String {
     escape(&path.display().to_string())
-}
-
-/// A lock wait as said: `inf` when without end.
-fn wait_text(wait: Duration) -> String {
-    if wait == Duration::MAX {
-        "inf".into()
-    } else {
-        format_human(wait)
-    }
 }
 
 /// The loop's fields of the `start` event: `delays` (seconds), `successes`, `until_fail`,
@@ -197,6 +188,7 @@ impl Reporter {
         } else {
             format!("up to {}", format_human(wait))
         };
+        self.waiting_for_lock.set(true);
         self.say(format_args!(
             "--lock {} is held by {by}: waiting {up_to}",
             shown(path)
@@ -210,6 +202,7 @@ impl Reporter {
     /// The run holds `--lock PATH`, after waiting `waited` (a text line only with
     /// `--verbose`; JSON: `lock` with `held`).
     pub fn lock_held(&self, path: &Path, waited: Duration) {
+        self.waiting_for_lock.set(false);
         if self.verbose() {
             self.say(format_args!(
                 "holding --lock {} (waited {})",
@@ -226,6 +219,7 @@ impl Reporter {
     /// `--lock PATH` stayed busy: the run ends with 75 without running the command, for `why`
     /// (one line; JSON: `lock` with `busy`).
     pub fn lock_busy(&self, path: &Path, holder: Option<u32>, why: &str) {
+        self.waiting_for_lock.set(false);
         self.say(format_args!(
             "{why}: not running {} (status {TEMP_FAIL})",
             self.program
@@ -269,52 +263,52 @@ impl Reporter {
 }
 
 /// The lines `--dry-run` adds after its table for the loop's `shape` and `lock` (the lock
-/// file and how long to wait for it), if any; `first_delay` is the policy's first delay
-/// before jitter (its base), the wait between the successes of a streak; `reset_after` is
-/// `--reset-after`, which `--forever`'s line states.
-///
-/// # Errors
-/// Write errors from `out`.
-pub fn dry_run_loop<W: Write>(
-    out: &mut W,
+/// file and how long to wait for it), if any, each as what it is about and its words;
+/// `first_delay` is the policy's first delay before jitter (its base), the wait between the
+/// successes of a streak; `reset_after` is `--reset-after`, which `--forever`'s line states.
+/// Durations exactly to the millisecond, as in the table.
+pub fn dry_run_loop(
     shape: Shape,
     first_delay: Duration,
     reset_after: Option<Duration>,
     lock: Option<(&Path, Duration)>,
-) -> io::Result<()> {
+) -> Vec<(NoteAbout, String)> {
+    let mut notes = Vec::new();
     match shape {
-        Shape::Streak(n) => writeln!(
-            out,
-            "successes: {n} in a row, each {} after the last (the first delay, without \
-             jitter); the retries above follow failures",
-            format_human(first_delay)
-        )?,
-        Shape::UntilFail => writeln!(
-            out,
-            "until-fail: the retries above follow successes; the first failure ends the run"
-        )?,
-        Shape::Forever => match reset_after {
-            Some(reset) => writeln!(
-                out,
-                "forever: the command runs again whatever it exits with; the delays above \
-                 follow runs that end within --reset-after ({}) one after another; after a \
-                 run that lasts longer the table starts again at its first row",
-                format_human(reset)
-            )?,
-            None => writeln!(
-                out,
-                "forever: the command runs again whatever it exits with, after the delays \
-                 above (--reset-after 0: they never start again from the first)"
-            )?,
-        },
+        Shape::Streak(n) => notes.push((
+            NoteAbout::Successes,
+            format!(
+                "{n} in a row, each {} after the last (the first delay, without jitter); the \
+                 retries above follow failures",
+                format_exact(first_delay)
+            ),
+        )),
+        Shape::UntilFail => notes.push((
+            NoteAbout::UntilFail,
+            "the retries above follow successes; the first failure ends the run".into(),
+        )),
+        Shape::Forever => notes.push((
+            NoteAbout::Forever,
+            match reset_after {
+                Some(reset) => format!(
+                    "the command runs again whatever it exits with; the delays above follow \
+                     runs that end within --reset-after ({}) one after another; after a run \
+                     that lasts longer the table starts again at its first row",
+                    format_exact(reset)
+                ),
+                None => "the command runs again whatever it exits with, after the delays \
+                         above (--reset-after 0 or inf: they never start again from the first)"
+                    .into(),
+            },
+        )),
         Shape::Plain => {}
     }
     if let Some((path, wait)) = lock {
         let waiting = match wait {
             Duration::ZERO => "not waiting if another run holds it".to_string(),
-            w => format!("waiting up to {} if another run holds it", wait_text(w)),
+            w => format!("waiting up to {} if another run holds it", format_exact(w)),
         };
-        writeln!(out, "lock: {}, {waiting}", shown(path))?;
+        notes.push((NoteAbout::Lock, format!("{}, {waiting}", shown(path))));
     }
-    out.flush()
+    notes
 }

@@ -1,5 +1,5 @@
 //! What retry says: progress on stderr (text lines, or JSON events with `--log-format json`),
-//! and the `--dry-run` schedule table ([`fn@dry_run`], in `dry_run.rs`). The [`Reporter`] of a
+//! and the `--dry-run` schedule, a table or JSON ([`fn@dry_run`], in `dry_run.rs`). The [`Reporter`] of a
 //! run is in `reporter.rs`; what it says of the attempts and the run's end in `attempts.rs`;
 //! about the splay and the retry budget in `protect.rs`; about the loop shapes, the lock and
 //! `RETRY_ENV_FILE` in `loops.rs`. All of it is written through the run's one [`Writer`]
@@ -29,7 +29,7 @@ mod words;
 mod writer;
 
 pub use self::attempts::Wait;
-pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, dry_run};
+pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, DryRun, NoteAbout, dry_run};
 pub(crate) use self::lines::without_os_error;
 pub use self::loops::dry_run_loop;
 pub use self::reasons::{give_up_words, reason_words, stdin_lost_line};

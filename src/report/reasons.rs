@@ -27,9 +27,10 @@ pub fn reason_words(reason: &Reason) -> String {
                     "{runs} run{s} in a row ended within --reset-after ({}): a crash loop",
                     format_human(*d)
                 ),
-                None => {
-                    format!("no restarts left: {runs} run{s} (--reset-after 0 counts every run)")
-                }
+                None => format!(
+                    "no restarts left: {runs} run{s} (--reset-after 0 or inf: every run counts, \
+                     none starts the count afresh)"
+                ),
             }
         }
         Reason::Rule(why) => give_up_reason(*why),
@@ -129,7 +130,8 @@ mod tests {
                     runs: 1,
                     reset_after: None,
                 },
-                "no restarts left: 1 run (--reset-after 0 counts every run)",
+                "no restarts left: 1 run (--reset-after 0 or inf: every run counts, none starts \
+                 the count afresh)",
             ),
             (Reason::Rule(GiveUp::RetriesUsedUp), "no retries left"),
             (

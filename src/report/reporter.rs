@@ -36,6 +36,9 @@ pub struct Reporter {
     pub(super) runs: Cell<u64>,
     /// The HTTP status of the last attempt's last response (`--http-hints`), if one was read.
     pub(super) last_http: Cell<Option<u16>>,
+    /// Whether the run is waiting for another run's `--lock` (between `lock_waiting` and
+    /// `lock_held` or `lock_busy`): a stop then says so.
+    pub(super) waiting_for_lock: Cell<bool>,
 }
 
 impl Reporter {
@@ -68,6 +71,7 @@ impl Reporter {
             lock: None,
             runs: Cell::new(0),
             last_http: Cell::new(None),
+            waiting_for_lock: Cell::new(false),
         }
     }
 

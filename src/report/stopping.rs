@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::duration::{format_human, format_human_nonzero};
+use crate::duration::{format_exact, format_human};
 use crate::stop_signal::StopSignal;
 
 /// The settings that stop an attempt (filled from a run's settings by `StopPlan::of`, in
@@ -49,7 +49,7 @@ impl StopPlan {
         (first, then)
     }
 
-    /// The `--dry-run` line after the table, when an attempt has a time limit or the way it
+    /// The words of the `--dry-run` line after the table (`stop   WORDS`), when an attempt has a time limit or the way it
     /// is stopped was asked for (`--signal`, `--preserve-status`); `None` otherwise, so that a
     /// plain schedule stays a plain table.
     pub fn dry_run_line(&self) -> Option<String> {
@@ -59,11 +59,11 @@ impl StopPlan {
         }
         let limits: Vec<String> = [
             self.timeout
-                .map(|t| format!("--timeout {}", format_human_nonzero(t))),
+                .map(|t| format!("--timeout {}", format_exact(t))),
             self.idle
-                .map(|t| format!("--idle-timeout {}", format_human_nonzero(t))),
+                .map(|t| format!("--idle-timeout {}", format_exact(t))),
             self.deadline
-                .map(|t| format!("--deadline {}", format_human_nonzero(t))),
+                .map(|t| format!("--deadline {}", format_exact(t))),
         ]
         .into_iter()
         .flatten()
@@ -78,9 +78,9 @@ impl StopPlan {
         } else {
             "status 124 (137 after KILL)"
         };
-        let (first, then) = self.steps(format_human_nonzero);
+        let (first, then) = self.steps(format_exact);
         Some(format!(
-            "stop   {when}: {first} to the attempt's process tree{then}; {end}"
+            "{when}: {first} to the attempt's process tree{then}; {end}"
         ))
     }
 }
@@ -121,7 +121,7 @@ mod tests {
         assert_eq!(p.escalation(), "SIGTERM, then no KILL");
         assert_eq!(
             plan().dry_run_line().unwrap(),
-            "stop   at --timeout 10s: SIGTERM to the attempt's process tree, then KILL 10s \
+            "at --timeout 10s: SIGTERM to the attempt's process tree, then KILL 10s \
              later; status 124 (137 after KILL)"
         );
         let none = StopPlan {
@@ -133,11 +133,24 @@ mod tests {
             preserve: true,
             ..none
         };
-        assert!(asked.dry_run_line().unwrap().starts_with("stop   never"));
+        assert!(
+            asked
+                .dry_run_line()
+                .unwrap()
+                .starts_with("never (no --timeout")
+        );
         let tiny = StopPlan {
             timeout: Some(Duration::from_nanos(1)),
             ..plan()
         };
         assert!(tiny.dry_run_line().unwrap().contains("--timeout 1ns"));
+        let exact = StopPlan {
+            timeout: Some(Duration::from_millis(2250)),
+            kill_after: Duration::from_millis(1500),
+            ..plan()
+        };
+        assert!(exact.dry_run_line().unwrap().starts_with(
+            "at --timeout 2.25s: SIGTERM to the attempt's process tree, then KILL 1.5s later"
+        ));
     }
 }

@@ -8,13 +8,30 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Origins};
 
-/// `--simulate`'s count, checking that no COMMAND was given.
-pub(super) fn count_without_command(cli: &Cli) -> Result<u32> {
+/// `--simulate`'s count, checking that no COMMAND was given, nor a loop shape on the command
+/// line: the simulated clients stop at their first success, so `--forever`, `--successes` and
+/// `--until-fail` would be silently ignored (an exported `RETRY_FOREVER`, meant for the runs of
+/// a service, plays no part, as the other flags of a real run).
+pub(super) fn count_without_command(cli: &Cli, origins: &Origins) -> Result<u32> {
     let Some(count) = cli.simulate.clients else {
         bail!("--simulate is missing");
     };
+    let loops = &cli.loops;
+    let shape = if loops.forever && !origins.is_env("forever") {
+        Some("--forever".to_string())
+    } else if let Some(n) = loops.successes {
+        Some(format!("--successes ({n})"))
+    } else {
+        loops.until_fail.then(|| "--until-fail".to_string())
+    };
+    if let Some(flag) = shape {
+        bail!(
+            "{flag} cannot be given with --simulate ({count}): each simulated client stops at \
+             its first success"
+        );
+    }
     if let Some(word) = cli.command.first() {
         bail!(
             "--simulate runs no command, yet '{}' was given as one",

@@ -54,7 +54,7 @@ struct Job {
 /// Checks everything, then creates the `--plot` file, before anything runs.
 fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
     let args = cli.simulate.clone();
-    let clients = count_without_command(&cli)?;
+    let clients = count_without_command(&cli, origins)?;
     if let Some(x) = args.failure_rate {
         bail!("--failure-rate ({x}) needs --model failure-rate");
     }

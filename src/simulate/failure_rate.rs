@@ -43,7 +43,7 @@ struct Job {
 /// Checks everything, then creates the `--plot` file, before anything runs.
 fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
     let args = cli.simulate.clone();
-    let requests = count_without_command(&cli)?;
+    let requests = count_without_command(&cli, origins)?;
     if let Some(c) = args.capacity {
         bail!("--capacity ({c}) needs --model rate-limit");
     }

@@ -331,7 +331,10 @@ fn sets_that_are_no_sets_are_refused_saying_why() {
         ("5xxx", "'5xxx' is neither an HTTP status"),
         ("4xx-5xx", "'4xx' is neither an HTTP status"),
         ("503-500", "range '503-500' runs backwards"),
-        ("-404", "empty item in list of HTTP statuses"),
+        (
+            "-404",
+            "'-404' is not an HTTP status (100-599), nor a range",
+        ),
         ("404;503", "'404;503' is neither an HTTP status"),
         ("any,404", "'any' stands alone"),
         ("404, ANY", "'any' stands alone"),

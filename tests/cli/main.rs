@@ -90,3 +90,4 @@ mod timeout_compat_durations;
 mod timeouts;
 mod traces;
 mod traces_export;
+mod words;

@@ -245,7 +245,9 @@ fn check_against_parser(
         prop_assert!(
             code != 125
                 || (!stderr.contains("invalid value")
-                    && (stderr.contains("--cap") || stderr.contains(") must be finite"))),
+                    && (stderr.contains("--cap")
+                        || stderr.contains(") must be finite")
+                        || stderr.contains(") is too large: past"))),
             "{flag} {value:?} (env: {via_env}) is accepted by the parser but refused: {stderr:?}"
         );
     } else {

@@ -344,84 +344,6 @@ fn judge<R: Rng + ?Sized>(
     }
 }
 
-/// What the run knows after the pause before the next attempt: after its `--on-retry` hook
-/// (`hook_failed`: it failed and `--stop-on-hook-failure` is on), or after its wait.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Pause {
-    /// The `--on-retry` hook ended.
-    Hook { hook_failed: bool },
-    /// The wait ended.
-    Wait,
-}
-
-/// Whether the run ends after the pause `pause` before attempt `attempt + 1` of the loop
-/// `next`, the previous attempt having left `exit`: `deadline_passed`, and why the recording of
-/// stdin failed (`replay_lost`, looked at after the wait only). `None`: go on.
-pub(super) fn after_pause(
-    next: Next,
-    pause: Pause,
-    attempt: u64,
-    exit: Exit,
-    deadline_passed: bool,
-    replay_lost: Option<&str>,
-    streak: &Streak,
-) -> Option<Ending> {
-    let no_failure = |reason: Reason| Ending::NoFailure {
-        runs: attempt,
-        reason,
-    };
-    match (next, pause) {
-        (Next::Retry, Pause::Hook { .. }) if deadline_passed => {
-            Some(give_up(Reason::DeadlineDuringHook, exit, false))
-        }
-        (Next::Retry, Pause::Hook { hook_failed: true }) => {
-            Some(give_up(Reason::HookFailed, exit, false))
-        }
-        (Next::Rerun, Pause::Hook { .. }) if deadline_passed => {
-            Some(no_failure(Reason::DeadlineDuringHook))
-        }
-        (Next::Rerun, Pause::Hook { hook_failed: true }) => Some(no_failure(Reason::HookFailed)),
-        (_, Pause::Hook { .. }) => None,
-        (Next::Retry, Pause::Wait) if deadline_passed => {
-            Some(give_up(Reason::DeadlinePassed, exit, false))
-        }
-        (Next::Rerun, Pause::Wait) if deadline_passed => Some(no_failure(Reason::DeadlinePassed)),
-        (Next::Streak { current, needed }, Pause::Wait) if deadline_passed => {
-            Some(Ending::GiveUp {
-                reason: Reason::DeadlinePassed,
-                exit: Exit::Code(TIMED_OUT.into()),
-                failed_first: false,
-                streak: short(streak, current, needed),
-                lost: None,
-            })
-        }
-        (next, Pause::Wait) => {
-            let lost = stdin_lost(replay_lost?, attempt + 1);
-            Some(match next {
-                Next::Retry => Ending::GiveUp {
-                    reason: Reason::StdinLost,
-                    exit,
-                    failed_first: false,
-                    streak: None,
-                    lost: Some(lost),
-                },
-                Next::Streak { current, needed } => Ending::GiveUp {
-                    reason: Reason::StdinLost,
-                    exit: Exit::OwnFailure,
-                    failed_first: false,
-                    streak: short(streak, current, needed),
-                    lost: Some(lost),
-                },
-                // --until-fail ends with 125 after the line saying why.
-                Next::Rerun => Ending::Abort {
-                    exit: Exit::OwnFailure,
-                    lost,
-                },
-            })
-        }
-    }
-}
-
 /// A give-up for `reason` with `exit`.
 fn give_up(reason: Reason, exit: Exit, failed_first: bool) -> Ending {
     Ending::GiveUp {
@@ -501,5 +423,8 @@ fn rerun<R: Rng + ?Sized>(f: &Facts<'_>, rule: &mut GiveUpRule, rng: &mut R) -> 
     }
 }
 
+mod pause;
 #[cfg(test)]
 mod tests;
+
+pub(super) use pause::{Pause, after_pause};

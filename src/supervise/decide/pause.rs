@@ -1,0 +1,85 @@
+//! After the pause before the next attempt (its `--on-retry` hook, its wait): the checks that
+//! may still end the run ([`after_pause`]): the deadline, a failed hook, a lost recording of
+//! stdin. Pure, as [`super::decide`] is.
+
+use super::{Ending, Next, Streak, give_up, short, stdin_lost};
+use crate::observe::reasons::Reason;
+use crate::status::{Exit, TIMED_OUT};
+
+/// What the run knows after the pause before the next attempt: after its `--on-retry` hook
+/// (`hook_failed`: it failed and `--stop-on-hook-failure` is on), or after its wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::supervise) enum Pause {
+    /// The `--on-retry` hook ended.
+    Hook { hook_failed: bool },
+    /// The wait ended.
+    Wait,
+}
+
+/// Whether the run ends after the pause `pause` before attempt `attempt + 1` of the loop
+/// `next`, the previous attempt having left `exit`: `deadline_passed`, and why the recording of
+/// stdin failed (`replay_lost`, looked at after the wait only). `None`: go on.
+pub(in crate::supervise) fn after_pause(
+    next: Next,
+    pause: Pause,
+    attempt: u64,
+    exit: Exit,
+    deadline_passed: bool,
+    replay_lost: Option<&str>,
+    streak: &Streak,
+) -> Option<Ending> {
+    let no_failure = |reason: Reason| Ending::NoFailure {
+        runs: attempt,
+        reason,
+    };
+    match (next, pause) {
+        (Next::Retry, Pause::Hook { .. }) if deadline_passed => {
+            Some(give_up(Reason::DeadlineDuringHook, exit, false))
+        }
+        (Next::Retry, Pause::Hook { hook_failed: true }) => {
+            Some(give_up(Reason::HookFailed, exit, false))
+        }
+        (Next::Rerun, Pause::Hook { .. }) if deadline_passed => {
+            Some(no_failure(Reason::DeadlineDuringHook))
+        }
+        (Next::Rerun, Pause::Hook { hook_failed: true }) => Some(no_failure(Reason::HookFailed)),
+        (_, Pause::Hook { .. }) => None,
+        (Next::Retry, Pause::Wait) if deadline_passed => {
+            Some(give_up(Reason::DeadlinePassed, exit, false))
+        }
+        (Next::Rerun, Pause::Wait) if deadline_passed => Some(no_failure(Reason::DeadlinePassed)),
+        (Next::Streak { current, needed }, Pause::Wait) if deadline_passed => {
+            Some(Ending::GiveUp {
+                reason: Reason::DeadlinePassed,
+                exit: Exit::Code(TIMED_OUT.into()),
+                failed_first: false,
+                streak: short(streak, current, needed),
+                lost: None,
+            })
+        }
+        (next, Pause::Wait) => {
+            let lost = stdin_lost(replay_lost?, attempt + 1);
+            Some(match next {
+                Next::Retry => Ending::GiveUp {
+                    reason: Reason::StdinLost,
+                    exit,
+                    failed_first: false,
+                    streak: None,
+                    lost: Some(lost),
+                },
+                Next::Streak { current, needed } => Ending::GiveUp {
+                    reason: Reason::StdinLost,
+                    exit: Exit::OwnFailure,
+                    failed_first: false,
+                    streak: short(streak, current, needed),
+                    lost: Some(lost),
+                },
+                // --until-fail ends with 125 after the line saying why.
+                Next::Rerun => Ending::Abort {
+                    exit: Exit::OwnFailure,
+                    lost,
+                },
+            })
+        }
+    }
+}
