@@ -25,14 +25,16 @@
 //!   characters and retry exited 0); Windows refuses such a line with error 206, which retry
 //!   reports as its own failure (125). Expected: 126, not runnable, never a cut argument.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::bench::{Bench, START, bench, retry};
+use crate::bench::{Bench, HANG_LIMIT, START, bench, retry, wait_with_limit};
 
 /// The status of an attempt or hook stopped at a timeout or the deadline that does not handle
 /// Ctrl-Break: 124 on Windows, 137 under Wine (no event: its job is terminated).
-fn timed_out(b: &Bench) -> u32 {
+pub(crate) fn timed_out(b: &Bench) -> u32 {
     if b.under_wine() { 137 } else { 124 }
 }
 
@@ -46,7 +48,7 @@ fn alive_in(b: &Bench, dir: &Path) -> Vec<u32> {
 }
 
 /// Waits up to `limit` for every process recorded in `dir` to have ended; those still running.
-fn left_running(b: &Bench, dir: &Path, limit: Duration) -> Vec<u32> {
+pub(crate) fn left_running(b: &Bench, dir: &Path, limit: Duration) -> Vec<u32> {
     let end = Instant::now() + limit;
     loop {
         let alive = alive_in(b, dir);
@@ -59,23 +61,35 @@ fn left_running(b: &Bench, dir: &Path, limit: Duration) -> Vec<u32> {
 
 /// Terminates whatever is still recorded as running in its directory when dropped: a failed
 /// test must not leave a process storm on the shared machine.
-struct Reaper<'a> {
-    bench: &'a Bench,
-    dir: PathBuf,
+pub(crate) struct Reaper<'a> {
+    pub(crate) bench: &'a Bench,
+    pub(crate) dir: PathBuf,
 }
 
 impl Drop for Reaper<'_> {
+    /// Best effort, whatever `probe kill-in` exits with: under Wine it may exit 1 after a storm
+    /// (seen once, with a half-started process left, which the `Strays` guard names), and a
+    /// cleanup must not fail a test whose assertions held. A hang still fails it.
     fn drop(&mut self) {
+        let args = [
+            OsString::from("kill-in"),
+            OsString::from(self.bench.win(&self.dir)),
+        ];
         for _ in 0..3 {
-            let _ = self
+            let started = self
                 .bench
-                .probe_output(&["kill-in", &self.bench.win(&self.dir)]);
+                .command(&self.bench.probe, &args)
+                .stdout(Stdio::null())
+                .spawn();
+            if let Ok(mut child) = started {
+                let _ = wait_with_limit(&mut child, Instant::now() + HANG_LIMIT);
+            }
         }
     }
 }
 
 /// A directory (under a fresh temporary one) for the records of `storm` and `pid-sleep`.
-fn records(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
+pub(crate) fn records(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
     let dir = tmp.path().join(name);
     std::fs::create_dir(&dir).unwrap();
     dir
@@ -256,62 +270,6 @@ fn adversarial_a_detached_child_holding_retrys_stdout_ends_with_its_job() {
             "{flags:?}: the detached child {pid} outlived retry: {r:?}"
         );
     }
-}
-
-// --- A hook that hangs -----------------------------------------------------------------------
-
-#[test]
-#[ignore = "runs under Wine: .ci/windows test"]
-fn adversarial_the_deadline_stops_a_hook_that_hangs() {
-    let Some(b) = bench() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = records(&tmp, "hook");
-    let _reaper = Reaper {
-        bench: b,
-        dir: dir.clone(),
-    };
-    let hook = format!(
-        "{} pid-sleep {} 600",
-        b.win(&b.probe),
-        b.win(&dir.join("hook"))
-    );
-    let flags = [
-        "-d",
-        "3s",
-        "--kill-after",
-        "1s",
-        "-b",
-        "0",
-        "--on-retry",
-        &hook,
-    ];
-    let r = retry(b, &b.probe_args(&flags, &["exit", "1"])).run();
-    // As on Unix: the attempt's status, the hook's stop said, the deadline named.
-    assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.elapsed >= Duration::from_secs(3), "{r:?}");
-    assert!(
-        r.elapsed < Duration::from_secs(4) + START * 3,
-        "{:?}: {r:?}",
-        r.elapsed
-    );
-    let lines = r.lines();
-    assert!(
-        lines.iter().any(|l| l.contains(&format!(
-            "--on-retry hook exited with status {}",
-            timed_out(b)
-        ))),
-        "{lines:?}"
-    );
-    assert!(
-        lines
-            .last()
-            .unwrap()
-            .contains("the deadline passed during --on-retry"),
-        "{lines:?}"
-    );
-    assert!(dir.join("hook").is_file(), "the hook never ran: {r:?}");
-    let left = left_running(b, &dir, START * 2);
-    assert!(left.is_empty(), "the hook outlived the deadline: {left:?}");
 }
 
 // --- Hostile input -------------------------------------------------------------------------

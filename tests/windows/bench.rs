@@ -176,7 +176,7 @@ impl Bench {
     }
 
     /// A Windows program `exe` with `args`, through Wine where needed, hermetic.
-    fn command(&self, exe: &Path, args: &[OsString]) -> Command {
+    pub fn command(&self, exe: &Path, args: &[OsString]) -> Command {
         let mut cmd = match &self.wine {
             Some(wine) => {
                 let mut cmd = Command::new(wine);

@@ -18,6 +18,7 @@ mod bench;
 mod tools;
 
 mod adversarial;
+mod adversarial_hook;
 mod adversarial_lock;
 mod adversarial_output;
 mod adversarial_stdio;
