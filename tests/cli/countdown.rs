@@ -205,7 +205,7 @@ fn stderr_on_a_terminal_with_stdout_in_a_pipe_counts_down_and_keeps_stdout_clean
     cmd.args(args("1.5s")).env("TERM", "xterm");
     // The pty gets stdout first (Attach::Stdout), then stderr is moved there and stdout
     // piped: stderr on the terminal, stdout in a pipe.
-    let pty = nix::pty::openpty(None, None).unwrap();
+    let pty = crate::helpers::pty::open_pty(None);
     let slave = std::fs::File::from(pty.slave);
     cmd.stderr(slave.try_clone().unwrap())
         .stdout(Stdio::piped())

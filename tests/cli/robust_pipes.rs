@@ -290,7 +290,7 @@ fn a_held_stdout_on_a_full_disk_is_reported_and_never_0() {
 /// A pty whose master side is closed: writing to its slave side fails with EIO, as writing to
 /// a terminal that hung up does. Returns the slave side.
 fn hung_up_terminal() -> OwnedFd {
-    let pty = nix::pty::openpty(None, None).unwrap();
+    let pty = crate::helpers::pty::open_pty(None);
     drop(pty.master);
     pty.slave
 }

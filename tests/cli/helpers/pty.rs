@@ -8,7 +8,38 @@ use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 
-use nix::fcntl::{FcntlArg, FdFlag};
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+
+/// A new pty's two sides.
+pub struct Pty {
+    /// What a user types into and reads from.
+    pub master: OwnedFd,
+    /// The terminal a program writes to.
+    pub slave: OwnedFd,
+}
+
+/// A new pty of `size` (`None`: the system's default), both sides opened close-on-exec at
+/// once: with `openpty` and `fcntl` after it, a process another test thread started in between
+/// inherited the master, and kept the terminal up after the test closed its own copy (a hang-up
+/// that did not come).
+pub fn open_pty(size: Option<&nix::pty::Winsize>) -> Pty {
+    use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
+    let flags = OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+    let master = nix::pty::posix_openpt(flags).unwrap();
+    nix::pty::grantpt(&master).unwrap();
+    nix::pty::unlockpt(&master).unwrap();
+    let name = nix::pty::ptsname_r(&master).unwrap();
+    let slave = nix::fcntl::open(name.as_str(), flags, Mode::empty()).unwrap();
+    if let Some(size) = size {
+        // SAFETY: TIOCSWINSZ on an open terminal with a pointer to a Winsize.
+        let rc = unsafe { libc::ioctl(slave.as_raw_fd(), libc::TIOCSWINSZ, size as *const _) };
+        assert_eq!(rc, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor posix_openpt returned, now owned here alone.
+    let master = unsafe { OwnedFd::from_raw_fd(master.into_raw_fd()) };
+    Pty { master, slave }
+}
 
 /// How the command meets the pty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,12 +66,7 @@ pub fn spawn_on_pty_sized(mut cmd: Command, attach: Attach, columns: Option<u16>
         ws_xpixel: 0,
         ws_ypixel: 0,
     });
-    let pty = nix::pty::openpty(size.as_ref(), None).unwrap();
-    // Neither side is inherited as such: the child gets the slave side as its standard
-    // streams only, and never the master (which would keep the terminal up).
-    for fd in [&pty.master, &pty.slave] {
-        nix::fcntl::fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).unwrap();
-    }
+    let pty = open_pty(size.as_ref());
     let slave: OwnedFd = pty.slave;
     cmd.stdout(slave.try_clone().unwrap());
     if attach == Attach::Terminal {
