@@ -29,7 +29,7 @@ pub fn open_pty(size: Option<&nix::pty::Winsize>) -> Pty {
     let master = nix::pty::posix_openpt(flags).unwrap();
     nix::pty::grantpt(&master).unwrap();
     nix::pty::unlockpt(&master).unwrap();
-    let name = nix::pty::ptsname_r(&master).unwrap();
+    let name = slave_name(&master);
     let slave = nix::fcntl::open(name.as_str(), flags, Mode::empty()).unwrap();
     if let Some(size) = size {
         // SAFETY: TIOCSWINSZ on an open terminal with a pointer to a Winsize.
@@ -39,6 +39,22 @@ pub fn open_pty(size: Option<&nix::pty::Winsize>) -> Pty {
     // SAFETY: the descriptor posix_openpt returned, now owned here alone.
     let master = unsafe { OwnedFd::from_raw_fd(master.into_raw_fd()) };
     Pty { master, slave }
+}
+
+/// The path of `master`'s slave side: `ptsname_r` where there is one (Linux), elsewhere
+/// `ptsname` under a lock (it returns a static buffer another thread's call may overwrite).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn slave_name(master: &nix::pty::PtyMaster) -> String {
+    nix::pty::ptsname_r(master).unwrap()
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn slave_name(master: &nix::pty::PtyMaster) -> String {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: every call in this process goes through LOCK, so the static buffer is not
+    // overwritten before the copy into a String.
+    unsafe { nix::pty::ptsname(master) }.unwrap()
 }
 
 /// How the command meets the pty.
