@@ -12,18 +12,21 @@
 //! never ends in 0; a stop signal that comes while the write-out is still going (or that
 //! stopped the run) ends retry by that signal.
 
+use std::rc::Rc;
+
 use crate::codes::signal_name;
 use crate::observe::{End, Event, Observer, RunResult};
 use crate::pipeline::RunIo;
-use crate::report::Writer;
+use crate::report::Reporter;
 use crate::size::{format_size, format_size_roughly};
 use crate::status::Exit;
 
 /// `--chronic`'s end of a run.
 pub struct Chronic<'a> {
     io: &'a RunIo,
-    /// retry's writer, which holds the closing words until the held output is settled.
-    writer: &'a Writer,
+    /// retry's reporter, whose writer holds the closing words until the held output is
+    /// settled.
+    reporter: Rc<Reporter>,
     /// `--max-output`, for the line saying why output was dropped.
     max_output: Option<u64>,
     /// The stop signal that ended the run ([`Event::Stopped`]), even when retry exits with the
@@ -33,12 +36,16 @@ pub struct Chronic<'a> {
 
 impl<'a> Chronic<'a> {
     /// The end of a run whose output `io` holds (`None` when it holds none: no `--chronic`),
-    /// whose words `writer` writes; `max_output` is `--max-output`.
-    pub fn new(io: &'a RunIo, writer: &'a Writer, max_output: Option<u64>) -> Option<Chronic<'a>> {
+    /// whose words `reporter` says; `max_output` is `--max-output`.
+    pub fn new(
+        io: &'a RunIo,
+        reporter: Rc<Reporter>,
+        max_output: Option<u64>,
+    ) -> Option<Chronic<'a>> {
         io.held()?;
         Some(Chronic {
             io,
-            writer,
+            reporter,
             max_output,
             stopped_by: None,
         })
@@ -63,7 +70,7 @@ impl Observer for Chronic<'_> {
         // runs that exited 0, or its --stop-if-output after a success.
         if end.exit == Exit::Code(0) && end.result != RunResult::GaveUp {
             held.clear();
-            self.writer.release_closing(false);
+            self.reporter.writer().release_closing(false);
             return;
         }
         let run = end.run;
@@ -85,7 +92,7 @@ impl Observer for Chronic<'_> {
                     self.max_output.map_or("unlimited".to_string(), format_size)
                 ),
             };
-            run.warning(&format!(
+            end.voice.warning(&format!(
                 "the first {amount} of the output {were} dropped: {why}"
             ));
         }
@@ -98,23 +105,24 @@ impl Observer for Chronic<'_> {
         let write_out = match self.io.write_out() {
             Ok(Some(write_out)) => write_out,
             Ok(None) => {
-                self.writer.release_closing(true);
+                self.reporter.writer().release_closing(true);
                 return;
             }
             Err(e) => {
-                run.error(&format!("cannot write out the output --chronic held: {e}"));
-                self.writer.release_closing(true);
+                end.voice
+                    .error(&format!("cannot write out the output --chronic held: {e}"));
+                self.reporter.writer().release_closing(true);
                 end.exit = never_0(end.exit);
                 return;
             }
         };
         run.wait_tasks(write_out.tasks(), &mut interrupted);
         // The give-up (or stopped) line last, after all that was held.
-        self.writer.release_closing(true);
+        self.reporter.writer().release_closing(true);
         let came = interrupted.filter(|_| stopped.is_none());
         let Some((out, err)) = write_out.result() else {
             let signal = interrupted.unwrap_or(libc::SIGTERM);
-            run.error(&format!(
+            end.voice.error(&format!(
                 "stopped by {} while the output --chronic held was being written: the rest of \
                  it is dropped",
                 signal_name(signal)
@@ -125,7 +133,7 @@ impl Observer for Chronic<'_> {
         let mut failed = false;
         for (result, to) in [(out, "stdout"), (err, "stderr")] {
             if let Err(e) = result {
-                run.error(&format!(
+                end.voice.error(&format!(
                     "cannot write the output --chronic held to {to}: {e}; the rest of it is lost"
                 ));
                 failed = true;

@@ -47,6 +47,7 @@ pub mod location;
 pub mod operation;
 pub mod redis_conn;
 pub mod redis_store;
+mod refusal;
 pub mod session;
 pub mod store;
 
@@ -58,6 +59,7 @@ pub use error::StoreError;
 pub use key::BudgetKey;
 pub use location::{StoreLocation, default_dir, parse_store_location};
 pub use operation::{Answer, Operation};
+pub use refusal::Refusal;
 pub use session::{Budget, epoch_ms, from_epoch_ms, wait_until};
 /// A run's budget settings ([`retry_tool_backoff::BudgetPolicy`]), under the name this module
 /// has always given them.

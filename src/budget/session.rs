@@ -10,6 +10,7 @@ use super::error::StoreError;
 use super::key::BudgetKey;
 use super::location::StoreLocation;
 use super::operation::{Answer, Operation};
+use super::refusal::Refusal;
 use super::store::Store;
 use retry_tool_backoff::breaker::{Admission, BreakerState, RunEnd};
 use retry_tool_backoff::shared_state::{
@@ -210,33 +211,33 @@ impl Budget {
         }
     }
 
-    /// The line for a refused run, e.g. `circuit breaker for KEY is open until
-    /// 2026-01-01T00:01:00Z`.
-    pub fn refusal(&self, admission: &Admission) -> Option<String> {
+    /// Why `admission` refuses the run, if it does: the breaker open, or half-open with
+    /// another run probing.
+    pub fn refusal(&self, admission: &Admission) -> Option<Refusal> {
         match *admission {
             Admission::Refuse {
                 until_ms,
                 probing: false,
-            } => Some(format!(
-                "circuit breaker for {} is open until {}",
-                self.key,
-                humantime::format_rfc3339_seconds(from_epoch_ms(until_ms))
-            )),
+            } => Some(Refusal::BreakerOpen {
+                key: self.key.clone(),
+                until_ms,
+            }),
             Admission::Refuse {
                 until_ms,
                 probing: true,
-            } => Some(format!(
-                "circuit breaker for {} is half-open and another run is probing (until {} at most)",
-                self.key,
-                humantime::format_rfc3339_seconds(from_epoch_ms(until_ms))
-            )),
+            } => Some(Refusal::BreakerProbing {
+                key: self.key.clone(),
+                until_ms,
+            }),
             _ => None,
         }
     }
 
-    /// The line for giving up because the budget refused a retry.
-    pub fn spent(&self) -> String {
-        format!("retry budget for {} is spent", self.key)
+    /// Why a retry is refused when the token bucket is spent.
+    pub fn spent(&self) -> Refusal {
+        Refusal::Spent {
+            key: self.key.clone(),
+        }
     }
 }
 

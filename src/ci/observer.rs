@@ -10,20 +10,21 @@
 //! Markers and annotations are written through retry's one writer ([`crate::report`]), so
 //! `--chronic` holds them with the rest.
 
+use std::rc::Rc;
 use std::time::SystemTime;
 
 use super::Ci;
 use super::github::{RunSummary, Statuses, annotation, append_outputs};
 use super::summary::{self, Row, Rows};
 use crate::observe::{End, Event, Observer};
-use crate::report::{Reporter, escape, outcome_words, without_os_error};
+use crate::report::{Reporter, escape, outcome_words, why_words, without_os_error};
 use crate::status::Exit;
 
 /// What the CI system is told of one run.
-pub struct CiObserver<'a> {
+pub struct CiObserver {
     ci: Ci,
     /// How folds and lines name an attempt, and the command as the step summary names it.
-    reporter: &'a Reporter,
+    reporter: Rc<Reporter>,
     /// The run's id (`RETRY_RUN_ID`), in the folds' markers.
     run_id: String,
     /// The program, escaped, for the annotation.
@@ -38,10 +39,10 @@ pub struct CiObserver<'a> {
     open_fold: Option<(u64, bool)>,
 }
 
-impl<'a> CiObserver<'a> {
+impl CiObserver {
     /// Tells `ci` of the run `run_id` of `program` (its name as given), whose lines
     /// `reporter` says.
-    pub fn new(ci: Ci, reporter: &'a Reporter, run_id: &str, program: &str) -> CiObserver<'a> {
+    pub fn new(ci: Ci, reporter: Rc<Reporter>, run_id: &str, program: &str) -> CiObserver {
         CiObserver {
             ci,
             reporter,
@@ -125,7 +126,7 @@ impl<'a> CiObserver<'a> {
     }
 }
 
-impl Observer for CiObserver<'_> {
+impl Observer for CiObserver {
     fn event(&mut self, event: &Event<'_>) {
         match *event {
             Event::AttemptStart { attempt, last } => self.fold_open(attempt, last),
@@ -161,11 +162,21 @@ impl Observer for CiObserver<'_> {
                     row.hint = hint.map(|h| h.to_string());
                 }
             }
-            Event::GaveUp { closing, .. } => {
+            Event::GaveUp {
+                attempts,
+                why,
+                elapsed,
+                ..
+            } => {
                 self.fold_close();
-                self.closing = Some(closing.to_string());
+                let closing = self
+                    .reporter
+                    .gave_up_line(attempts, &why_words(why), elapsed);
+                self.closing = Some(closing);
             }
-            Event::Succeeded { closing, .. } => self.closing = Some(closing.to_string()),
+            Event::Succeeded { attempts, elapsed } => {
+                self.closing = Some(self.reporter.success_line(attempts, elapsed));
+            }
             Event::OutputSettled | Event::Stopped(_) => self.fold_close(),
             _ => {}
         }
@@ -189,11 +200,12 @@ impl Observer for CiObserver<'_> {
         let succeeded =
             end.gave_up.is_none() && (end.exit == Exit::Code(0) || late_failure.is_some());
         if github.annotations && (succeeded || end.gave_up.is_some()) {
+            let gave_up = end.gave_up.as_ref().map(why_words);
             let run = RunSummary {
                 program: &self.program,
                 statuses: &self.statuses,
                 status: end.exit.code(),
-                gave_up: end.gave_up.as_deref(),
+                gave_up: gave_up.as_deref(),
                 failed_late: late_failure.as_deref(),
             };
             if let Some(line) = annotation(&run) {

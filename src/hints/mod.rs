@@ -27,3 +27,13 @@ mod tests;
 
 pub use blocks::{HeaderHints, MAX_HEADER_LINE};
 pub use hint::{BadHint, FAR, Hint, HintSource, parse_delay_value};
+
+/// The wait before the next attempt: its length, and the server's hint that set it, when one
+/// did (it was longer than the backoff delay).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// How long.
+    pub delay: std::time::Duration,
+    /// The hint that set it, if one did.
+    pub hint: Option<HintSource>,
+}

@@ -10,105 +10,16 @@
 //! the life of a run as OpenTelemetry's semantic conventions for retries name it
 //! (<https://opentelemetry.io/docs/specs/semconv/>): attempt, wait, give-up.
 
-use std::time::Duration;
-
+mod event;
+pub mod problems;
 pub mod reasons;
 
-use crate::hints::HintSource;
+use std::time::Instant;
+
 use crate::pipeline::Tasks;
-use crate::process::{Left, Outcome};
 use crate::status::Exit;
-
-/// An attempt that ended, as the events after it carry it.
-#[derive(Clone, Copy, Debug)]
-pub struct Attempted<'e> {
-    /// Its number, from 1.
-    pub attempt: u64,
-    /// How it ended.
-    pub outcome: &'e Outcome,
-    /// How long it ran.
-    pub ran: Duration,
-    /// It exited 0 but its output matched `--retry-if-output` (it counts as status 1).
-    pub output_failed: bool,
-    /// With `--http-hints`, the status code of the last HTTP response in its output, if one
-    /// was read (after redirects, the final one).
-    pub http_status: Option<u16>,
-    /// What it left running once it ended and retry then stopped (a daemon that a run of
-    /// `--forever` started, background jobs of a failed attempt): [`Left::Nothing`] in the
-    /// attempt's end event, which comes before they are stopped.
-    pub left_running: Left,
-}
-
-/// What happens in a run, in the order it happens. Durations are wall-clock spans measured by
-/// the supervisor.
-#[derive(Debug)]
-pub enum Event<'e> {
-    /// An attempt is about to start, before anything is said of it (a CI fold opens).
-    AttemptStart {
-        /// Its number, from 1.
-        attempt: u64,
-        /// It is known to be the run's last whatever it does (its output is not folded away).
-        last: bool,
-    },
-    /// No stop signal came first: attempt `0` (from 1) is launched now.
-    Launch(u64),
-    /// Its process started with this id.
-    Spawned(i32),
-    /// It ended (reaped; its output may still be settling).
-    AttemptEnd(Attempted<'e>),
-    /// Its output has all been written (a CI fold closes before retry's line about it).
-    OutputSettled,
-    /// It failed and no wait follows (the run ends: given up, or stopped).
-    Failed(Attempted<'e>),
-    /// It failed and the next attempt starts after a delay.
-    Wait {
-        /// The attempt that failed.
-        after: Attempted<'e>,
-        /// The delay before the next attempt.
-        delay: Duration,
-        /// The server's hint that set the delay, if one did.
-        hint: Option<HintSource>,
-        /// The wait a server's hint asked for, whether it set the delay or not.
-        asked: Option<Duration>,
-    },
-    /// A hook ended.
-    HookEnd {
-        /// `on_retry` or `on_give_up`.
-        name: &'e str,
-        /// How.
-        end: &'e HookEnd,
-    },
-    /// The run gives up.
-    GaveUp {
-        /// The attempts it made.
-        attempts: u64,
-        /// Why.
-        why: &'e str,
-        /// The status retry is to end with.
-        status: u32,
-        /// The closing line as retry says it (without `retry: `).
-        closing: &'e str,
-    },
-    /// The run succeeded.
-    Succeeded {
-        /// On this attempt.
-        attempts: u64,
-        /// The closing line as retry says it (without `retry: `).
-        closing: &'e str,
-    },
-    /// A stop signal (this number) ends the run: no retry.
-    Stopped(i32),
-}
-
-/// How a hook ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HookEnd {
-    /// It exited with this status (0: success), or died of a signal (`128 + N`), or was
-    /// stopped at the deadline (124; 137 after KILL).
-    Status(u8),
-    /// It could not be started (why).
-    Failed(String),
-}
+pub use event::{Attempted, Event, HookEnd};
+use reasons::Why;
 
 /// How the run ended, before the end's own writes: stopped by a signal, success, refused
 /// before any attempt (75, by the breaker or the budget), or given up.
@@ -124,13 +35,21 @@ pub enum RunResult {
     GaveUp,
 }
 
-/// What an observer may ask of the run while it finishes: retry's voice for errors and
-/// warnings, and the event loop for waiting on threads without going deaf to signals.
-pub trait Running {
+/// retry's voice, for what an observer has to say while it finishes (a file that cannot be
+/// written) and for a line a process says later in retry's name (the relay's).
+pub trait Voice {
     /// Says `message` as one of retry's errors (even with `--quiet`).
     fn error(&self, message: &str);
     /// Says `message` as one of retry's warnings.
     fn warning(&self, message: &str);
+    /// The line [`Voice::error`] would write for `message` now (uncoloured), for a process
+    /// that says it later on its own.
+    fn error_line(&self, message: &str) -> Vec<u8>;
+}
+
+/// What an observer may ask of the run while it finishes: the event loop, for waiting on
+/// threads without going deaf to signals.
+pub trait Running {
     /// Waits for `tasks` to end while still hearing signals: a stop signal is noted in
     /// `interrupted`, after which the wait is bounded by a short grace. Returns whether they
     /// all ended.
@@ -148,13 +67,15 @@ pub struct End<'e> {
     pub exit: Exit,
     /// How the run ended before the end's writes.
     pub result: RunResult,
-    /// Why retry gave up, if it did.
-    pub gave_up: Option<String>,
+    /// Why retry gave up (or refused the run), if it did.
+    pub gave_up: Option<Why>,
     /// Why retry exits 125 although the attempts succeeded (a write at the end failed), as
     /// the error said it; `None` otherwise.
     pub late_failure: Option<String>,
     /// The run, for what an observer needs of it while finishing.
     pub run: &'e dyn Running,
+    /// retry's voice.
+    pub voice: &'e dyn Voice,
 }
 
 impl End<'_> {
@@ -162,7 +83,7 @@ impl End<'_> {
     /// `error` for what describes the end ([`End::late_failure`]); any other ending keeps its
     /// status.
     pub fn failed(&mut self, error: &str) {
-        self.run.error(error);
+        self.voice.error(error);
         if self.exit == Exit::Code(0) {
             self.late_failure = Some(error.to_string());
             self.exit = Exit::OwnFailure;
@@ -190,6 +111,12 @@ pub trait Observer {
         Vec::new()
     }
 
+    /// During a wait: when this observer next has something to draw ([`Event::Tick`], a
+    /// countdown's next frame); `None` when nothing.
+    fn next_tick(&self) -> Option<Instant> {
+        None
+    }
+
     /// The run ends: what may still change how retry exits (files written at the end, the
     /// output `--chronic` held), in the observers' order.
     fn finish(&mut self, end: &mut End<'_>) {
@@ -203,13 +130,43 @@ pub trait Observer {
     }
 }
 
-/// The run's observers, in the order they hear each event.
-#[derive(Default)]
+/// The run's observers, in the order they hear each event, and retry's voice.
 pub struct Observers<'a> {
     list: Vec<Box<dyn Observer + 'a>>,
+    voice: Box<dyn Voice + 'a>,
+}
+
+/// How a run ended, as the supervisor hands it to [`Observers::finish`].
+pub struct Ended<'e> {
+    /// How retry exits, as the attempts left it.
+    pub exit: Exit,
+    /// How the run ended.
+    pub result: RunResult,
+    /// Why retry gave up (or refused the run), if it did.
+    pub gave_up: Option<Why>,
+    /// The run, for what an observer needs of it while finishing.
+    pub run: &'e dyn Running,
 }
 
 impl<'a> Observers<'a> {
+    /// No observers yet; `voice` says retry's own errors and warnings.
+    pub fn new(voice: impl Voice + 'a) -> Observers<'a> {
+        Observers {
+            list: Vec::new(),
+            voice: Box::new(voice),
+        }
+    }
+
+    /// retry's voice.
+    pub fn voice(&self) -> &dyn Voice {
+        &*self.voice
+    }
+
+    /// The earliest of the observers' [`Observer::next_tick`].
+    pub fn next_tick(&self) -> Option<Instant> {
+        self.list.iter().filter_map(|o| o.next_tick()).min()
+    }
+
     /// Adds `observer` last.
     pub fn push(&mut self, observer: impl Observer + 'a) {
         self.list.push(Box::new(observer));
@@ -238,7 +195,15 @@ impl<'a> Observers<'a> {
 
     /// Finishes the run: [`Observer::finish`] then [`Observer::after`] of every observer, in
     /// order; returns how retry exits.
-    pub fn finish(&mut self, mut end: End<'_>) -> Exit {
+    pub fn finish(&mut self, ended: Ended<'_>) -> Exit {
+        let mut end = End {
+            exit: ended.exit,
+            result: ended.result,
+            gave_up: ended.gave_up,
+            late_failure: None,
+            run: ended.run,
+            voice: &*self.voice,
+        };
         for observer in &mut self.list {
             observer.finish(&mut end);
         }

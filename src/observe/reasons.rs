@@ -2,10 +2,13 @@
 //! reasons with the numbers they need, and no words. `report::words` says each in the closing
 //! line and the JSON events, in one place per reason.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
+pub use crate::budget::Refusal;
 use crate::held::Stream;
 use crate::hints::HintSource;
+use crate::types::Shape;
 use retry_tool_backoff::GiveUp;
 
 /// Why a run gives up (or, under `--until-fail`, ends without the failure it waited for).
@@ -38,9 +41,9 @@ pub enum Reason {
     /// The give-up rule grants no further retry: retries used up, the deadline passed, the
     /// next delay would end past it (the backoff crate's reasons).
     Rule(GiveUp),
-    /// The retry budget refuses a retry (`--budget`), in the budget's own words (they name
-    /// the key, the breaker's state or the shared cooldown).
-    Budget(String),
+    /// The retry budget refuses a retry (`--budget`): spent, the breaker, or a shared
+    /// cooldown too long.
+    Budget(Refusal),
     /// The server's hint (`source`) asks for `asked`, more than `--max-hint` (`max_hint`).
     HintTooLong {
         /// The header or output that gave the hint.
@@ -81,4 +84,41 @@ pub struct StdinLost {
     pub why: String,
     /// The attempt that would have seen only part of stdin.
     pub next: u64,
+}
+
+/// `--lock PATH` held by another run past `--lock-wait` (or the deadline).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockBusy {
+    /// The lock file.
+    pub path: PathBuf,
+    /// The holder's process id, if known.
+    pub holder: Option<u32>,
+    /// `--lock-wait` (0: the run did not wait).
+    pub wait: Duration,
+    /// How long the run waited.
+    pub waited: Duration,
+    /// The deadline, not `--lock-wait`, ended the wait.
+    pub at_deadline: bool,
+}
+
+/// Why a run ended without success of its own accord, as the observers word it: it gave up
+/// (for `reason`, with the streak it had), or it was refused before its first attempt (by the
+/// budget, or the lock another run held).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// It gave up.
+    GaveUp {
+        /// Why.
+        reason: Reason,
+        /// A `--successes` streak cut short, if it was.
+        cut: Option<StreakCut>,
+        /// The run's loop shape.
+        shape: Shape,
+        /// The longest streak of successes seen (`--successes`).
+        longest: u64,
+    },
+    /// The budget refused it before its first attempt.
+    Refused(Refusal),
+    /// The lock was held by another run.
+    LockBusy(LockBusy),
 }

@@ -2,6 +2,7 @@
 //! start and end, a failure and the wait after it (with the countdown on a terminal), a reset,
 //! the end (success, giving up, stopped by a signal) and the hooks.
 
+pub use crate::hints::Wait;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -19,15 +20,6 @@ use crate::observe::{Attempted, HookEnd};
 use crate::process::{Left, Outcome, StopReason};
 use crate::types::Shape;
 use retry_tool_backoff::{Jitter, Policy};
-
-/// The wait before the next attempt, for [`Reporter::failed`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Wait {
-    /// How long.
-    pub delay: Duration,
-    /// The server's hint that set it, when one did (it was longer than the backoff delay).
-    pub hint: Option<HintSource>,
-}
 
 impl Reporter {
     /// The run starts: the policy in effect, the limits (`deadline`, `timeout`: `None` when
@@ -240,12 +232,12 @@ impl Reporter {
     }
 
     /// The closing line of a run giving up after `attempts` because `why`, with the time the
-    /// run took (`gave up after 6 attempts in 1m 3s: no retries left`), without `retry: `.
+    /// run took (`elapsed`) (`gave up after 6 attempts in 1m 3s: no retries left`), without `retry: `.
     ///
     /// With `--forever` it counts runs and restarts (`gave up after 12 runs (11 restarts) in
     /// 3m 2s: ...`); when the last attempt's last HTTP response was read and `why` does not
     /// name it, it ends with `(last response: HTTP 503)`.
-    pub fn gave_up_line(&self, attempts: u64, why: &str) -> String {
+    pub fn gave_up_line(&self, attempts: u64, why: &str, elapsed: Duration) -> String {
         let s = if attempts == 1 { "" } else { "s" };
         let made = if self.shape == Shape::Forever {
             format!("{attempts} run{s} ({})", restarts(attempts))
@@ -258,7 +250,7 @@ impl Reporter {
         };
         format!(
             "gave up after {made} in {}: {why}{http}",
-            format_human(self.start.elapsed())
+            format_human(elapsed)
         )
     }
 
@@ -280,8 +272,8 @@ impl Reporter {
     }
 
     /// The closing line of a success on attempt `attempts` (`succeeded on attempt 3 of 6
-    /// after 12.4s`, the time the run took), without `retry: `.
-    pub fn success_line(&self, attempts: u64) -> String {
+    /// after 12.4s`, the time the run took: `elapsed`), without `retry: `.
+    pub fn success_line(&self, attempts: u64, elapsed: Duration) -> String {
         let label = match self.max_attempts.get() {
             Some(m) => format!("attempt {attempts} of {m}"),
             None => format!("attempt {attempts}"),
@@ -290,10 +282,7 @@ impl Reporter {
             .last_http
             .get()
             .map_or(String::new(), |code| format!(" (HTTP {code})"));
-        format!(
-            "succeeded on {label} after {}{http}",
-            format_human(self.start.elapsed())
-        )
+        format!("succeeded on {label} after {}{http}", format_human(elapsed))
     }
 
     /// Success on attempt `attempts`: says `line` ([`Reporter::success_line`]) when the run

@@ -241,8 +241,10 @@ impl Reporter {
     pub fn env_file_unavailable(&self, why: &str) {
         if self.verbose() {
             self.say(format_args!(
-                "RETRY_ENV_FILE is not offered to the attempts: {}",
-                escape(why)
+                "{}",
+                super::problems::problem_words(
+                    &crate::observe::problems::Problem::EnvFileUnavailable(why)
+                )
             ));
         }
         self.emit("env_file", json!({ "unavailable": why }));

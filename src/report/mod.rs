@@ -21,6 +21,7 @@ mod lines;
 mod live;
 mod loops;
 mod observer;
+mod problems;
 mod protect;
 mod reasons;
 mod reporter;
@@ -32,7 +33,11 @@ pub use self::attempts::Wait;
 pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, DryRun, NoteAbout, dry_run};
 pub(crate) use self::lines::without_os_error;
 pub use self::loops::dry_run_loop;
-pub use self::reasons::{give_up_words, reason_words, stdin_lost_line};
+pub use self::observer::ReportObserver;
+pub use self::problems::problem_words;
+pub use self::reasons::{
+    give_up_words, lock_busy_words, reason_words, refusal_words, stdin_lost_line, why_words,
+};
 pub use self::reporter::{Reporter, error, error_line};
 pub use self::stopping::StopPlan;
 pub use self::words::outcome_words;

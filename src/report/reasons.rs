@@ -2,9 +2,11 @@
 //! reason the decision gives ([`crate::observe::reasons`]). Durations in [`format_human`]'s
 //! form, one formatting for every reason.
 
+use crate::budget::from_epoch_ms;
 use crate::duration::{format_apart, format_human};
+use crate::escape::escape;
 use crate::held::Stream;
-use crate::observe::reasons::{Reason, StdinLost, StreakCut};
+use crate::observe::reasons::{LockBusy, Reason, Refusal, StdinLost, StreakCut, Why};
 use crate::types::Shape;
 
 use super::words::give_up_reason;
@@ -34,7 +36,7 @@ pub fn reason_words(reason: &Reason) -> String {
             }
         }
         Reason::Rule(why) => give_up_reason(*why),
-        Reason::Budget(why) => why.clone(),
+        Reason::Budget(refusal) => refusal_words(refusal),
         Reason::HintTooLong {
             source,
             asked,
@@ -78,6 +80,73 @@ pub fn give_up_words(
         ));
     }
     why
+}
+
+/// A time of the budget's store (epoch milliseconds) as RFC 3339, to the second.
+fn store_time(ms: u64) -> String {
+    humantime::format_rfc3339_seconds(from_epoch_ms(ms)).to_string()
+}
+
+/// The budget's refusal in words (`retry budget for api is spent`).
+pub fn refusal_words(refusal: &Refusal) -> String {
+    match refusal {
+        Refusal::BreakerOpen { key, until_ms } => format!(
+            "circuit breaker for {key} is open until {}",
+            store_time(*until_ms)
+        ),
+        Refusal::BreakerProbing { key, until_ms } => format!(
+            "circuit breaker for {key} is half-open and another run is probing (until {} at \
+             most)",
+            store_time(*until_ms)
+        ),
+        Refusal::Spent { key } => format!("retry budget for {key} is spent"),
+        Refusal::CooldownPastDeadline { key, until_ms } => format!(
+            "the shared cooldown of budget {key} lasts until {}, past the deadline",
+            store_time(*until_ms)
+        ),
+        Refusal::CooldownTooLong {
+            key,
+            until_ms,
+            max_hint,
+        } => format!(
+            "the shared cooldown of budget {key} lasts until {}, longer than --max-hint ({})",
+            store_time(*until_ms),
+            format_human(*max_hint)
+        ),
+    }
+}
+
+/// `--lock` held by another run, in words (`--lock /x is held by pid 12`).
+pub fn lock_busy_words(busy: &LockBusy) -> String {
+    let by = busy
+        .holder
+        .map_or("another process".to_string(), |pid| format!("pid {pid}"));
+    let shown = escape(&busy.path.display().to_string());
+    match busy.wait {
+        w if w.is_zero() => format!("--lock {shown} is held by {by}"),
+        _ if busy.at_deadline => format!(
+            "--lock {shown} is still held by {by} at the deadline, after waiting {}",
+            format_human(busy.waited)
+        ),
+        _ => format!(
+            "--lock {shown} is still held by {by} after waiting {}",
+            format_human(busy.waited)
+        ),
+    }
+}
+
+/// Why a run ended without success of its own accord, in the words of its closing line.
+pub fn why_words(why: &Why) -> String {
+    match why {
+        Why::GaveUp {
+            reason,
+            cut,
+            shape,
+            longest,
+        } => give_up_words(reason, *cut, *shape, *longest),
+        Why::Refused(refusal) => refusal_words(refusal),
+        Why::LockBusy(busy) => lock_busy_words(busy),
+    }
 }
 
 /// The line said before the closing line when the recording of stdin failed.
@@ -143,8 +212,10 @@ mod tests {
                 "the next delay (1.5s) would end at or past the deadline",
             ),
             (
-                Reason::Budget("the budget says no".into()),
-                "the budget says no",
+                Reason::Budget(Refusal::Spent {
+                    key: crate::types::BudgetKey::new(b"api".to_vec()).unwrap(),
+                }),
+                "retry budget for api is spent",
             ),
             (
                 Reason::HintTooLong {
@@ -197,6 +268,72 @@ mod tests {
             stdin_lost_line(&lost),
             "cannot record stdin: disk full; not retrying: attempt 2 would see only part of \
              stdin"
+        );
+    }
+
+    #[test]
+    fn each_refusal_and_a_busy_lock_in_their_words() {
+        let key = || crate::types::BudgetKey::new(b"api".to_vec()).unwrap();
+        let until_ms = 1_767_225_600_123;
+        let cases = [
+            (
+                Refusal::BreakerOpen {
+                    key: key(),
+                    until_ms,
+                },
+                "circuit breaker for api is open until 2026-01-01T00:00:00Z",
+            ),
+            (
+                Refusal::BreakerProbing {
+                    key: key(),
+                    until_ms,
+                },
+                "circuit breaker for api is half-open and another run is probing (until \
+                 2026-01-01T00:00:00Z at most)",
+            ),
+            (
+                Refusal::CooldownPastDeadline {
+                    key: key(),
+                    until_ms,
+                },
+                "the shared cooldown of budget api lasts until 2026-01-01T00:00:00Z, past the \
+                 deadline",
+            ),
+            (
+                Refusal::CooldownTooLong {
+                    key: key(),
+                    until_ms,
+                    max_hint: SECS(90),
+                },
+                "the shared cooldown of budget api lasts until 2026-01-01T00:00:00Z, longer \
+                 than --max-hint (1m 30s)",
+            ),
+        ];
+        for (refusal, words) in cases {
+            assert_eq!(why_words(&Why::Refused(refusal.clone())), words);
+        }
+        let busy = |wait, at_deadline| LockBusy {
+            path: "/run/x\ny".into(),
+            holder: Some(12),
+            wait: SECS(wait),
+            waited: Duration::from_millis(2500),
+            at_deadline,
+        };
+        assert_eq!(
+            lock_busy_words(&busy(0, false)),
+            "--lock /run/x\\ny is held by pid 12"
+        );
+        assert_eq!(
+            lock_busy_words(&busy(5, true)),
+            "--lock /run/x\\ny is still held by pid 12 at the deadline, after waiting 2.5s"
+        );
+        let nobody = LockBusy {
+            holder: None,
+            ..busy(5, false)
+        };
+        assert_eq!(
+            lock_busy_words(&nobody),
+            "--lock /run/x\\ny is still held by another process after waiting 2.5s"
         );
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::Supervisor;
 use super::stop::Stopping;
 use crate::env_file::VARIABLE;
+use crate::observe::problems::Problem;
 use crate::observe::{Attempted, Event};
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, LaunchError, Left, Outcome, StopReason};
@@ -48,9 +49,8 @@ impl Supervisor<'_> {
     /// retry itself fails (its I/O threads cannot start; the attempt is then stopped and
     /// reaped first), or a stop signal came before it started.
     pub(super) fn run_attempt(&self, attempt: u64, last: bool) -> Result<AttemptEnd, Exit> {
-        // Nothing of retry's is left drawn in place when the attempt may write; its CI fold
-        // opens before anything is said of it.
-        self.reporter.writer().settle();
+        // Its CI fold opens before anything is said of it (and nothing of retry's is left
+        // drawn in place when the attempt may write).
         self.emit(&Event::AttemptStart { attempt, last });
         // A stop signal that arrived before the attempt (during the splay, a wait on the
         // budget store, a slow write, the fold's own) ends the run here: no attempt starts
@@ -79,8 +79,11 @@ impl Supervisor<'_> {
         let spawned = match process::spawn(&self.config.command, &env, &[VARIABLE], mode, piped) {
             Ok(spawned) => spawned,
             Err(LaunchError::Own(e)) => {
-                self.reporter
-                    .error(&format!("cannot start attempt {attempt}: {e}"));
+                let error = e.to_string();
+                self.emit(&Event::Problem(Problem::AttemptStart {
+                    attempt,
+                    error: &error,
+                }));
                 return Err(Exit::OwnFailure);
             }
             Err(LaunchError::Command(e)) => {
@@ -103,8 +106,8 @@ impl Supervisor<'_> {
         {
             Some(Err(e)) => {
                 // Without its I/O threads the attempt cannot run as asked: stop it, reap it.
-                self.reporter
-                    .error(&format!("cannot start pipeline I/O: {e}"));
+                let error = e.to_string();
+                self.emit(&Event::Problem(Problem::PipelineStart(&error)));
                 child.signal_tree(crate::signal_names::KILL);
                 while child.try_reap().is_none() {
                     let _ = self.events.wait(None);

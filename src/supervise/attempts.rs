@@ -13,6 +13,8 @@ use super::decide::{self, Decision, Ending, Facts, Next, Pause};
 use super::hints;
 use crate::codes::Verdict;
 use crate::config::Shape;
+use crate::observe::problems::Problem;
+use crate::observe::reasons::Reason;
 use crate::observe::{Event, HookEnd};
 use crate::process::{self, Outcome};
 use crate::status::Exit;
@@ -63,12 +65,12 @@ impl Supervisor<'_> {
             if let (Outcome::LaunchFailed { message, status }, None) =
                 (&end.outcome, end.interrupted)
             {
-                match &self.config.not_found_hint {
-                    Some(hint) if *status == crate::status::NOT_FOUND => {
-                        self.reporter.launch_failed(&format!("{message}; {hint}"));
-                    }
-                    _ => self.reporter.launch_failed(message),
-                }
+                let hint = self
+                    .config
+                    .not_found_hint
+                    .as_deref()
+                    .filter(|_| *status == crate::status::NOT_FOUND);
+                self.emit(&Event::LaunchFailed { message, hint });
             }
             let verdict = decide::verdict(status, output_failed, findings.stop_match, |s| {
                 self.config.conditions.verdict(s)
@@ -111,7 +113,7 @@ impl Supervisor<'_> {
                 hint: hints::asked(findings.delay_hint),
                 max_hint: self.config.max_hint,
                 cooldown: budget.as_ref().and_then(|b| b.cooldown()),
-                budget_refusal: budget.as_ref().and_then(|b| b.give_up.as_deref()),
+                budget_refusal: budget.as_ref().and_then(|b| b.give_up.as_ref()),
                 elapsed: now.saturating_duration_since(self.start),
                 time_left: self.deadline.map(|d| d.saturating_duration_since(now)),
                 shape: self.config.shape,
@@ -146,10 +148,7 @@ impl Supervisor<'_> {
             match next {
                 Next::Retry => {
                     if let Some(text) = &end.io.bad_hint {
-                        self.reporter.error(&format!(
-                            "--delay-from-output captured '{text}', which is neither a number \
-                             of seconds nor an HTTP-date: the hint is ignored"
-                        ));
+                        self.emit(&Event::Problem(Problem::BadHint(text)));
                     }
                     self.emit(&Event::Wait {
                         after: end.attempted(attempt, output_failed),
@@ -158,10 +157,13 @@ impl Supervisor<'_> {
                         asked: facts.hint.map(|h| h.0),
                     });
                 }
-                Next::Rerun => self.reporter.rerun(attempt, delay),
-                Next::Streak { current, needed } => {
-                    self.reporter.streak(attempt, current, needed, delay);
-                }
+                Next::Rerun => self.emit(&Event::Rerun { attempt, delay }),
+                Next::Streak { current, needed } => self.emit(&Event::Streak {
+                    attempt,
+                    current,
+                    needed,
+                    delay,
+                }),
             }
             // The hook runs within the delay: the next attempt still starts at `wake`. Like an
             // attempt, it is stopped at the deadline. No hook runs between successes of a
@@ -241,15 +243,14 @@ impl Supervisor<'_> {
                 exit
             }
             Ending::Succeed => {
-                let closing = self.reporter.success_line(attempt);
                 self.emit(&Event::Succeeded {
                     attempts: attempt,
-                    closing: &closing,
+                    elapsed: self.start.elapsed(),
                 });
                 Exit::Code(0)
             }
             Ending::StreakDone { needed } => {
-                self.reporter.streak_done(attempt, needed);
+                self.emit(&Event::StreakDone { attempt, needed });
                 Exit::Code(0)
             }
             Ending::GiveUp {
@@ -260,34 +261,33 @@ impl Supervisor<'_> {
                 lost,
             } => {
                 if let Some(lost) = lost {
-                    self.reporter.error(&crate::report::stdin_lost_line(&lost));
+                    self.emit(&Event::Problem(Problem::StdinLost(&lost)));
                 }
                 if failed_first {
                     failed(ended);
                 }
                 self.give_up(attempt, &reason, streak, exit)
             }
-            Ending::NoFailure { runs, reason } => {
-                self.no_failure(runs, &crate::report::reason_words(&reason))
-            }
+            Ending::NoFailure { runs, reason } => self.no_failure(runs, &reason),
             Ending::UntilFailFailed { exit } => {
                 if let Some((end, output_failed)) = ended {
-                    self.reporter
-                        .until_fail_failed(attempt, &end.outcome, output_failed);
+                    self.emit(&Event::UntilFailFailed(
+                        end.attempted(attempt, output_failed),
+                    ));
                 }
                 exit
             }
             Ending::Abort { exit, lost } => {
-                self.reporter.error(&crate::report::stdin_lost_line(&lost));
+                self.emit(&Event::Problem(Problem::StdinLost(&lost)));
                 exit
             }
         }
     }
 
-    /// `--until-fail` ends after `runs` runs without a failure, for `why`: reported, and
+    /// `--until-fail` ends after `runs` runs without a failure, for `reason`: reported, and
     /// `--on-give-up` run; status 0.
-    fn no_failure(&self, runs: u64, why: &str) -> Exit {
-        self.reporter.until_fail_none(runs, why);
+    fn no_failure(&self, runs: u64, reason: &Reason) -> Exit {
+        self.emit(&Event::NoFailure { runs, reason });
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(runs, Exit::Code(0), None);
             if let Err(signal) = self.run_hook("on_give_up", script, &env, None) {

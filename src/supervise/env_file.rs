@@ -4,7 +4,8 @@
 
 use super::Supervisor;
 use crate::env_file::{EnvFile, VARIABLE};
-use crate::report::{Reporter, escape};
+use crate::observe::problems::Problem;
+use crate::observe::{Event, Observers};
 
 /// The most lines of one read of the file reported one by one; the rest are counted in one more
 /// line, so that an attempt writing a flood of malformed lines does not flood stderr.
@@ -13,14 +14,15 @@ pub(super) const MAX_WARNINGS: usize = 5;
 /// The run's `RETRY_ENV_FILE` in retry's own directory, or `None` when that directory cannot be
 /// used (a read-only or foreign `$TMPDIR`): the attempts then run without the variable, and
 /// only `--verbose` says why, since a run that does not use it must not change.
-pub(super) fn open(run_id: &str, reporter: &Reporter) -> Option<EnvFile> {
+pub(super) fn open(run_id: &str, observers: &mut Observers<'_>) -> Option<EnvFile> {
     if !crate::env_file::AVAILABLE {
         return None;
     }
     match EnvFile::open(&crate::budget::default_dir(), run_id) {
         Ok(file) => Some(file),
         Err(why) => {
-            reporter.env_file_unavailable(&why);
+            let why = why.to_string();
+            observers.event(&Event::Problem(Problem::EnvFileUnavailable(&why)));
             None
         }
     }
@@ -36,8 +38,8 @@ impl Supervisor<'_> {
             return Vec::new();
         };
         if !first && let Err(why) = file.create() {
-            self.reporter
-                .warning(&escape(&format!("{VARIABLE}: {why}")));
+            let why = why.to_string();
+            self.emit(&Event::Problem(Problem::EnvFileCreate(&why)));
         }
         let mut env = vec![(VARIABLE.to_string(), file.path().display().to_string())];
         env.extend(file.vars().iter().cloned());
@@ -52,19 +54,18 @@ impl Supervisor<'_> {
             None => return,
         };
         for warning in absorbed.warnings.iter().take(MAX_WARNINGS) {
-            // The path comes from $TMPDIR: escaped, so that a newline cannot forge a line.
-            self.reporter.warning(&escape(warning));
+            self.emit(&Event::Problem(Problem::EnvFileLine(warning)));
         }
         if let Some(more) = absorbed.warnings.len().checked_sub(MAX_WARNINGS)
             && more > 0
         {
-            self.reporter.warning(&format!(
-                "{VARIABLE}: {more} more problem{} after {after} not shown",
-                if more == 1 { "" } else { "s" }
-            ));
+            self.emit(&Event::Problem(Problem::EnvFileMore { more, after }));
         }
         if !absorbed.set.is_empty() {
-            self.reporter.env_file_set(after, &absorbed.set);
+            self.emit(&Event::EnvFileSet {
+                after,
+                names: &absorbed.set,
+            });
         }
     }
 }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::{Exit, Supervisor};
 use crate::duration::seconds_value;
 use crate::env_file::VARIABLE;
+use crate::observe::problems::Problem;
 use crate::observe::{Event as RunEvent, HookEnd};
 use crate::pipeline::{AttemptIo, RunIo};
 use crate::process::{self, Ended, StopReason};
@@ -58,16 +59,17 @@ impl Supervisor<'_> {
         let mut env = env.to_vec();
         env.extend(handed_on.iter().map(|(k, v)| (k.as_str(), v.clone())));
         // A countdown on the terminal is finalised before the hook may write there.
-        self.reporter.writer().settle();
+        self.emit(&RunEvent::HookStart(name));
         // With --chronic the hook's output is held with the rest (a capture that cannot be
         // set up leaves it on retry's stderr, as without --chronic).
         let capture = match self.io.map(RunIo::capture).transpose() {
             Ok(capture) => capture.flatten(),
             Err(e) => {
-                self.reporter.error(&format!(
-                    "cannot hold the output of the --{} hook: {e}",
-                    flag(name)
-                ));
+                let error = e.to_string();
+                self.emit(&RunEvent::Problem(Problem::HookCapture {
+                    hook: name,
+                    error: &error,
+                }));
                 None
             }
         };
@@ -127,9 +129,4 @@ impl Supervisor<'_> {
             let _ = io.report(0);
         }
     }
-}
-
-/// The flag of hook `name` (`on_retry`: `on-retry`).
-fn flag(name: &str) -> String {
-    name.replace('_', "-")
 }

@@ -18,7 +18,8 @@
 use std::time::{Duration, Instant};
 
 use super::{AttemptEnd, Supervisor, exit_for};
-use crate::codes::signal_name;
+use crate::observe::Event as RunEvent;
+use crate::observe::problems::Problem;
 use crate::observe::reasons::Reason;
 use crate::pipeline::{AttemptIo, AttemptReport, Rest, Tasks};
 use crate::process;
@@ -127,12 +128,13 @@ impl Supervisor<'_> {
             );
         }
         if !rest.is_empty() && state.clean() && end.interrupted.is_none() {
-            let failure = |message: &str| crate::report::error_line(self.reporter, message);
+            let failure = |message: &str| self.observers.borrow().voice().error_line(message);
             if let Err(e) = io.relay(&rest, attempt, failure) {
-                self.reporter.warning(&format!(
-                    "cannot start a process to pass on what attempt {attempt} left running \
-                     still writes: {e}; retry passes it on itself until its output is closed"
-                ));
+                let error = e.to_string();
+                self.emit(&RunEvent::Problem(Problem::RelayStart {
+                    attempt,
+                    error: &error,
+                }));
                 self.release(io, attempt, end, succeeded, None, rest, &mut state);
             }
             // Otherwise the relay has its own copies of the pipes; retry's close here.
@@ -147,15 +149,10 @@ impl Supervisor<'_> {
         }
         if let (true, Some(signal)) = (cut, end.interrupted) {
             if !succeeded {
-                self.reporter
-                    .failed(&end.attempted(attempt, output_failed), None);
+                self.emit(&RunEvent::Failed(end.attempted(attempt, output_failed)));
             }
-            self.reporter.error(&format!(
-                "stopped by {} while the output of attempt {attempt} was still being written: \
-                 the rest of it is dropped",
-                signal_name(signal)
-            ));
-            self.reporter.interrupted(signal);
+            self.emit(&RunEvent::Problem(Problem::OutputCut { signal, attempt }));
+            self.emit(&RunEvent::Stopped(signal));
             return Some(Exit::Signal(signal));
         }
         if faults.is_empty() {
@@ -167,14 +164,13 @@ impl Supervisor<'_> {
             exit_for(&end.outcome, output_failed, self.config.preserve_status)
         };
         for fault in &faults {
-            self.reporter.error(fault);
+            self.emit(&RunEvent::Problem(Problem::OutputLost(fault)));
         }
         if !succeeded {
-            self.reporter
-                .failed(&end.attempted(attempt, output_failed), None);
+            self.emit(&RunEvent::Failed(end.attempted(attempt, output_failed)));
         }
         if let Some(signal) = end.interrupted {
-            self.reporter.interrupted(signal);
+            self.emit(&RunEvent::Stopped(signal));
             return Some(exit);
         }
         Some(self.give_up(attempt, &Reason::IoLost, None, exit))

@@ -6,9 +6,10 @@
 use std::time::Instant;
 
 use super::Supervisor;
-use crate::duration::format_human;
-use crate::escape::escape;
 use crate::lock::{self, Held, Refused};
+use crate::observe::Event;
+use crate::observe::problems::Problem;
+use crate::observe::reasons::{LockBusy, Why};
 use crate::status::Exit;
 
 impl Supervisor<'_> {
@@ -31,29 +32,24 @@ impl Supervisor<'_> {
             .deadline
             .is_some_and(|d| wait_until.is_none_or(|w| d <= w));
         let taken = lock::take(path, until, |holder| {
-            self.reporter.lock_waiting(path, holder, settings.wait);
+            self.emit(&Event::LockWaiting { path, holder });
         });
         match taken {
             Ok(held) => {
-                self.reporter.lock_held(path, started.elapsed());
+                let waited = started.elapsed();
+                self.emit(&Event::LockHeld { path, waited });
                 Ok(Some(held))
             }
             Err(Refused::Busy { holder }) => {
-                let by = holder.map_or("another process".to_string(), |pid| format!("pid {pid}"));
-                let shown = escape(&path.display().to_string());
-                let why = match settings.wait {
-                    w if w.is_zero() => format!("--lock {shown} is held by {by}"),
-                    _ if at_deadline => format!(
-                        "--lock {shown} is still held by {by} at the deadline, after waiting {}",
-                        format_human(started.elapsed())
-                    ),
-                    _ => format!(
-                        "--lock {shown} is still held by {by} after waiting {}",
-                        format_human(started.elapsed())
-                    ),
+                let busy = LockBusy {
+                    path: path.clone(),
+                    holder,
+                    wait: settings.wait,
+                    waited: started.elapsed(),
+                    at_deadline,
                 };
-                self.reporter.lock_busy(path, holder, &why);
-                self.gave_up.replace(Some(why));
+                self.emit(&Event::LockBusy(&busy));
+                self.gave_up.replace(Some(Why::LockBusy(busy)));
                 Err(Exit::TempFail)
             }
             Err(Refused::Stopped) => Err(match self.queued_stop_signal() {
@@ -62,10 +58,8 @@ impl Supervisor<'_> {
                 None => Exit::OwnFailure,
             }),
             Err(Refused::Failed(why)) => {
-                self.reporter.error(&format!(
-                    "--lock {}: {why}",
-                    escape(&path.display().to_string())
-                ));
+                let why = why.to_string();
+                self.emit(&Event::Problem(Problem::LockFailed { path, why: &why }));
                 Err(Exit::OwnFailure)
             }
         }

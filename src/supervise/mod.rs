@@ -27,26 +27,28 @@ use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
 use crate::config::Config;
-use crate::observe::reasons::{Reason, StreakCut};
-use crate::observe::{End, Event, Observers, RunResult, Running};
+use crate::observe::problems::Problem;
+use crate::observe::reasons::{Reason, StreakCut, Why};
+use crate::observe::{Ended, Event, Observers, RunResult, Running};
 use crate::pipeline::{RunIo, Tasks};
-use crate::process::{self, Ended, Outcome};
-use crate::report::{Reporter, Writer};
+use crate::process::{self, Outcome};
 use crate::signals::Events;
 use crate::status::Exit;
 use attempt::AttemptEnd;
 use decide::Streak;
 use protect::Protection;
 
-/// What a run's observers are made from ([`crate::observers`]): its reporter, its piped I/O
-/// (`None` when attempts simply inherit retry's descriptors) and its id.
+/// What a run's observers are made from ([`crate::observers`]): its piped I/O (`None` when
+/// attempts simply inherit retry's descriptors), its id, when it started and its deadline.
 pub struct Listening<'a> {
-    /// retry's voice for the run.
-    pub reporter: &'a Reporter,
     /// The run's pipeline I/O, if any.
     pub io: Option<&'a RunIo>,
     /// `RETRY_RUN_ID`.
     pub run_id: &'a str,
+    /// When the run started (elapsed times count from here).
+    pub start: Instant,
+    /// `--deadline` as an instant; `None` when absent or beyond what the clock can hold.
+    pub deadline: Option<Instant>,
 }
 
 /// Makes the observers of a run of `config` ([`crate::observers::of`]).
@@ -58,63 +60,45 @@ pub type Listen = for<'a> fn(&'a Config, &Listening<'a>) -> Observers<'a>;
 pub fn run(config: &Config, listen: Listen) -> Exit {
     let start = Instant::now();
     let run_id = run_env::new_run_id();
-    let reporter = Reporter::new(
-        Writer::new(config.color, config.verbosity, config.log_format),
-        &config.command,
-        config.max_attempts(),
+    // The signal handlers first: a stop signal from here on is heard.
+    let events = Events::listen().map_err(|e| e.to_string());
+    let io = match config.pipeline.is_plain() {
+        true => Ok(None),
+        false => RunIo::new(&config.pipeline).map(Some),
+    };
+    let deadline = config.deadline.and_then(|d| start.checked_add(d));
+    let listening = Listening {
+        io: io.as_ref().ok().and_then(Option::as_ref),
+        run_id: &run_id,
         start,
-    )
-    .with_run_id(&run_id)
-    .with_loop(config.shape, config.lock.as_ref().map(|l| l.path.as_path()));
-    let events = match Events::listen() {
+        deadline,
+    };
+    let mut observers = listen(config, &listening);
+    let events = match events {
         Ok(events) => events,
         Err(e) => {
-            reporter.error(&format!("cannot install signal handlers: {e}"));
+            observers.event(&Event::Problem(Problem::SignalHandlers(&e)));
             return Exit::OwnFailure;
         }
     };
-    let io = if config.pipeline.is_plain() {
-        None
-    } else {
-        match RunIo::new(&config.pipeline) {
-            Ok(io) => Some(io),
-            Err(e) => {
-                reporter.error(&format!("cannot set up pipeline I/O: {e}"));
-                return Exit::OwnFailure;
-            }
+    let io = match &io {
+        Ok(io) => io.as_ref(),
+        Err(e) => {
+            let e = e.to_string();
+            observers.event(&Event::Problem(Problem::PipelineSetup(&e)));
+            return Exit::OwnFailure;
         }
     };
-    let listening = Listening {
-        reporter: &reporter,
-        io: io.as_ref(),
-        run_id: &run_id,
-    };
-    let observers = listen(config, &listening);
-    // --chronic: retry's own lines are held with the attempts' output from here on.
-    if let Some(held) = io.as_ref().and_then(RunIo::held) {
-        reporter.writer().hold_from_now(held.clone());
-    }
     process::become_subreaper();
-    let env_file = env_file::open(&run_id, &reporter);
-    let deadline = config.deadline.and_then(|d| start.checked_add(d));
-    // retry's own lines and files wait for a reader at most until the deadline (and never past
-    // a stop signal).
-    reporter.writer().set_patience(deadline);
+    let env_file = env_file::open(&run_id, &mut observers);
     let seed = config.seed.unwrap_or_else(crate::entropy::seed);
-    reporter.start(
-        &config.policy,
-        config.deadline,
-        config.timeout,
-        seed,
-        &crate::report::StopPlan::of(config),
-    );
+    observers.event(&Event::RunStart { seed });
     let supervisor = Supervisor {
         config,
         events,
-        reporter: &reporter,
         deadline,
         start,
-        io: io.as_ref(),
+        io,
         run_id: &run_id,
         last_attempt: Cell::new(config.max_attempts()),
         launched: Cell::new(0),
@@ -125,21 +109,19 @@ pub fn run(config: &Config, listen: Listen) -> Exit {
         observers: RefCell::new(observers),
     };
     let exit = supervisor.run(seed);
-    let end = End {
+    let ended = Ended {
         exit,
         result: supervisor.run_result(exit),
         gave_up: supervisor.gave_up.borrow().clone(),
-        late_failure: None,
         run: &supervisor,
     };
     // The end, in one order: the observers' own (crate::observers).
-    supervisor.observers.borrow_mut().finish(end)
+    supervisor.observers.borrow_mut().finish(ended)
 }
 
 struct Supervisor<'a> {
     config: &'a Config,
     events: Events,
-    reporter: &'a Reporter,
     /// `--deadline` as an instant; `None` when absent or beyond what the clock can hold.
     deadline: Option<Instant>,
     /// When the run started (the deadline counts from here).
@@ -152,8 +134,8 @@ struct Supervisor<'a> {
     last_attempt: Cell<Option<u64>>,
     /// How many attempts were launched.
     launched: Cell<u64>,
-    /// Why retry gave up, once it has.
-    gave_up: RefCell<Option<String>>,
+    /// Why retry gave up (or refused the run), once it has.
+    gave_up: RefCell<Option<Why>>,
     /// `--splay` and `--budget` (protect.rs).
     protect: RefCell<Protection>,
     /// `--successes`: the successes in a row ([`decide`]).
@@ -213,17 +195,20 @@ impl Supervisor<'_> {
     /// Gives up after `attempts` with `exit` for `reason` (a `--successes` streak cut short at
     /// `cut`): says why and runs `--on-give-up`.
     fn give_up(&self, attempts: u64, reason: &Reason, cut: Option<StreakCut>, exit: Exit) -> Exit {
-        let longest = self.streak.get().longest;
-        let why = crate::report::give_up_words(reason, cut, self.config.shape, longest);
+        let why = Why::GaveUp {
+            reason: reason.clone(),
+            cut,
+            shape: self.config.shape,
+            longest: self.streak.get().longest,
+        };
         self.budget_gave_up();
-        self.gave_up.replace(Some(why.clone()));
-        let closing = self.reporter.gave_up_line(attempts, &why);
         self.emit(&Event::GaveUp {
             attempts,
             why: &why,
             status: exit.code(),
-            closing: &closing,
+            elapsed: self.start.elapsed(),
         });
+        self.gave_up.replace(Some(why));
         if let Some(script) = &self.config.hooks.on_give_up {
             let env = self.hook_env(attempts, exit, None);
             if let Err(signal) = self.run_hook("on_give_up", script, &env, None) {
@@ -257,14 +242,6 @@ impl Supervisor<'_> {
 }
 
 impl Running for Supervisor<'_> {
-    fn error(&self, message: &str) {
-        self.reporter.error(message);
-    }
-
-    fn warning(&self, message: &str) {
-        self.reporter.warning(message);
-    }
-
     fn wait_tasks(&self, tasks: &Tasks, interrupted: &mut Option<i32>) -> bool {
         Supervisor::wait_tasks(self, tasks, interrupted)
     }
@@ -287,8 +264,8 @@ fn exit_for(outcome: &Outcome, output_failed: bool, preserve: bool) -> Exit {
     match outcome {
         _ if output_failed => Exit::Code(1),
         Outcome::Stopped { ended, .. } if preserve => match *ended {
-            Ended::Exited(c) => Exit::Code(c),
-            Ended::Signaled(n) => Exit::Signal(n),
+            process::Ended::Exited(c) => Exit::Code(c),
+            process::Ended::Signaled(n) => Exit::Signal(n),
         },
         Outcome::Signaled(n) => Exit::Signal(*n),
         Outcome::Stopped { killed: true, .. } => Exit::Signal(crate::signal_names::KILL),

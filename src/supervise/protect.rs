@@ -14,13 +14,12 @@ use std::time::{Duration, Instant, SystemTime};
 use rand::Rng;
 
 use super::Supervisor;
-use crate::budget::{
-    Admission, AttemptOutcome, Budget, BudgetKey, RunEnd, from_epoch_ms, wait_until,
-};
+use crate::budget::{Admission, AttemptOutcome, Budget, BudgetKey, Refusal, RunEnd, wait_until};
 use crate::codes::Verdict;
 use crate::config::{BudgetSettings, Config};
-use crate::duration::format_human;
-use crate::observe::reasons::Reason;
+use crate::observe::Event;
+use crate::observe::problems::Problem;
+use crate::observe::reasons::{Reason, Why};
 use crate::status::Exit;
 use retry_tool_backoff::splay;
 
@@ -64,7 +63,7 @@ impl Protection {
 pub(super) struct BudgetVerdict {
     /// The reason to give up with instead of retrying: the budget refused a retry, or the
     /// shared cooldown lasts longer than `--max-hint`.
-    pub(super) give_up: Option<String>,
+    pub(super) give_up: Option<Refusal>,
     /// Do not start the next attempt before this (epoch ms): the shared cooldown.
     wait_until_ms: Option<u64>,
 }
@@ -88,7 +87,7 @@ impl Supervisor<'_> {
         let (budget, settings) = protection.budget.as_mut()?;
         let result = f(budget, settings);
         if let Some(warning) = budget.take_warning() {
-            self.reporter.warning(&warning);
+            self.emit(&Event::Problem(Problem::BudgetStore(&warning)));
         }
         result
     }
@@ -97,22 +96,24 @@ impl Supervisor<'_> {
     /// `Err` ends the run: [`Exit::TempFail`] when it is refused, the signal that stopped a
     /// wait.
     pub(super) fn before_first_attempt<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<(), Exit> {
-        let begin = self.with_budget(|budget, settings| {
+        let begin = self.with_budget(|budget, _| {
             let begin = budget.begin()?;
-            self.reporter
-                .budget_begin(budget.key(), &settings.store, &settings.policy, &begin);
+            self.emit(&Event::BudgetBegin {
+                key: budget.key(),
+                begin: &begin,
+            });
             Some((begin, budget.refusal(&begin.admission)))
         });
         if let Some((begin, refusal)) = begin {
             self.protect.borrow_mut().known = Some((begin.wait_until_ms, Instant::now()));
             if let (Admission::Refuse { until_ms, .. }, Some(why)) = (begin.admission, refusal) {
-                return Err(self.refuse(&why, until_ms));
+                return Err(self.refuse(why, until_ms));
             }
             self.protect.borrow_mut().admitted = true;
         }
         if let Some(max) = self.config.protect.splay {
             let delay = splay(max, rng);
-            self.reporter.splay(delay);
+            self.emit(&Event::Splay(delay));
             // `--splay` is shorter than the deadline (checked with the flags): no need to
             // check it here.
             self.wait(Instant::now().checked_add(delay))
@@ -123,9 +124,12 @@ impl Supervisor<'_> {
 
     /// Refuses the run before its first attempt, for `why` (until `until_ms`): one line, and
     /// for the observers, the reason it gave up (an annotation, say), as when giving up.
-    fn refuse(&self, why: &str, until_ms: u64) -> Exit {
-        self.reporter.refused(why, until_ms);
-        self.gave_up.replace(Some(why.to_string()));
+    fn refuse(&self, why: Refusal, until_ms: u64) -> Exit {
+        self.emit(&Event::Refused {
+            why: &why,
+            until_ms,
+        });
+        self.gave_up.replace(Some(Why::Refused(why)));
         Exit::TempFail
     }
 
@@ -151,7 +155,7 @@ impl Supervisor<'_> {
                         return Ok(());
                     };
                     if let (Admission::Refuse { until_ms, .. }, Some(why)) = (admission, refusal) {
-                        return Err(self.refused_before(attempt, last, &why, until_ms));
+                        return Err(self.refused_before(attempt, last, why, until_ms));
                     }
                     self.protect.borrow_mut().known = Some((until, Instant::now()));
                     until
@@ -172,17 +176,22 @@ impl Supervisor<'_> {
                 .deadline
                 .is_some_and(|deadline| wake.is_none_or(|w| w >= deadline));
             let why = if past_deadline {
-                Some(format!(
-                    "the shared cooldown of budget {key} lasts until {}, past the deadline",
-                    time_text(until_ms)
-                ))
+                Some(Refusal::CooldownPastDeadline {
+                    key: key.clone(),
+                    until_ms,
+                })
             } else {
                 too_long(&key, Some(until_ms), self.config.max_hint)
             };
             if let Some(why) = why {
-                return Err(self.refused_before(attempt, last, &why, until_ms));
+                return Err(self.refused_before(attempt, last, why, until_ms));
             }
-            self.reporter.cooldown(&key, attempt, until_ms, delay);
+            self.emit(&Event::Cooldown {
+                key: &key,
+                attempt,
+                until_ms,
+                delay,
+            });
             self.wait(wake)
                 .map_err(|signal| self.interrupted_by(signal))?;
         }
@@ -191,9 +200,15 @@ impl Supervisor<'_> {
     /// Ends the run before attempt `attempt` for `why` (until `until_ms`): gives up with
     /// `last` (the previous attempt's status), or, before the first attempt, refuses the run
     /// with [`Exit::TempFail`], which the breaker does not count (it releases a probe's lease).
-    fn refused_before(&self, attempt: u64, last: Option<Exit>, why: &str, until_ms: u64) -> Exit {
+    fn refused_before(
+        &self,
+        attempt: u64,
+        last: Option<Exit>,
+        why: Refusal,
+        until_ms: u64,
+    ) -> Exit {
         match last {
-            Some(exit) => self.give_up(attempt - 1, &Reason::Budget(why.to_string()), None, exit),
+            Some(exit) => self.give_up(attempt - 1, &Reason::Budget(why), None, exit),
             None => {
                 // No verdict on the service: the breaker does not count this run.
                 self.protect.borrow_mut().end = Some(RunEnd::Abandoned);
@@ -230,8 +245,11 @@ impl Supervisor<'_> {
         });
         let verdict = self.with_budget(|budget, settings| {
             let after = budget.attempt_end(outcome, hint)?;
-            self.reporter
-                .budget_attempt(budget.key(), attempt, &after, &settings.policy);
+            self.emit(&Event::BudgetAttempt {
+                key: budget.key(),
+                attempt,
+                after: &after,
+            });
             let verdict = BudgetVerdict {
                 give_up: if !after.retry_allowed {
                     Some(budget.spent())
@@ -277,31 +295,27 @@ impl Supervisor<'_> {
             return;
         }
         let end = end.unwrap_or(RunEnd::Abandoned);
-        self.with_budget(|budget, settings| {
+        self.with_budget(|budget, _| {
             let state = budget.finish(end);
             if budget.is_active() {
-                self.reporter
-                    .budget_end(budget.key(), end, state.as_ref(), &settings.policy);
+                self.emit(&Event::BudgetEnd {
+                    key: budget.key(),
+                    end,
+                    state: state.as_ref(),
+                });
             }
             Some(())
         });
     }
 }
 
-/// Epoch milliseconds as RFC 3339 to the second.
-fn time_text(ms: u64) -> String {
-    humantime::format_rfc3339_seconds(from_epoch_ms(ms)).to_string()
-}
-
 /// Why a run gives up when the shared cooldown until `until_ms` lasts longer than
 /// `--max-hint` from now (the longest wait a server may ask of this run); `None` otherwise.
-fn too_long(key: &BudgetKey, until_ms: Option<u64>, max_hint: Duration) -> Option<String> {
+fn too_long(key: &BudgetKey, until_ms: Option<u64>, max_hint: Duration) -> Option<Refusal> {
     let until_ms = until_ms?;
-    (wait_until(until_ms) > max_hint).then(|| {
-        format!(
-            "the shared cooldown of budget {key} lasts until {}, longer than --max-hint ({})",
-            time_text(until_ms),
-            format_human(max_hint)
-        )
+    (wait_until(until_ms) > max_hint).then(|| Refusal::CooldownTooLong {
+        key: key.clone(),
+        until_ms,
+        max_hint,
     })
 }

@@ -66,8 +66,12 @@ impl Supervisor<'_> {
                 .saturating_add(forever)
         });
         self.last_attempt.set(last);
-        self.reporter.set_max_attempts(last);
-        self.reporter.reset(attempt, ran, reset_after);
+        self.emit(&crate::observe::Event::Reset {
+            attempt,
+            ran,
+            reset_after,
+            last,
+        });
         true
     }
 }

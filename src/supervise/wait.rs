@@ -11,19 +11,19 @@ impl Supervisor<'_> {
     /// Waits until `wake` (`None`: forever), reaping strays. A stop signal ends the wait
     /// with `Err(signal)`; USR1, USR2 and the real-time signals have no attempt to go to and
     /// are dropped.
-    /// On a terminal the wait also redraws the countdown once a second
-    /// ([`crate::report::Writer::countdown_tick`]); it is finalised when the wait ends, however
-    /// it ends.
+    /// The observers may draw meanwhile (a countdown on a terminal): they are told of each
+    /// tick they asked for ([`crate::observe::Observer::next_tick`]) and of the wait's end,
+    /// however it ends.
     pub(super) fn wait(&self, wake: Option<Instant>) -> Result<(), i32> {
         let ended = self.wait_counting_down(wake);
-        self.reporter.writer().settle();
+        self.emit(&crate::observe::Event::Woke);
         ended
     }
 
     fn wait_counting_down(&self, wake: Option<Instant>) -> Result<(), i32> {
         loop {
             // Off a terminal there is no countdown: one wait for the whole delay.
-            let tick = self.reporter.writer().countdown_next_tick();
+            let tick = self.observers.borrow().next_tick();
             let until = match (wake, tick) {
                 (Some(wake), Some(tick)) => Some(wake.min(tick)),
                 (wake, _) => wake,
@@ -31,7 +31,7 @@ impl Supervisor<'_> {
             // A delay of 0 is 0, but a signal already queued still counts.
             let Some(event) = self.events.wait(until) else {
                 if until != wake {
-                    self.reporter.writer().countdown_tick();
+                    self.emit(&crate::observe::Event::Tick);
                     continue;
                 }
                 return Ok(());

@@ -124,7 +124,10 @@ impl Observer for TelemetryObserver {
                     }
                 }
             }
-            Event::GaveUp { attempts, why, .. } => self.telemetry.gave_up(attempts, why),
+            Event::GaveUp { attempts, why, .. } => {
+                self.telemetry
+                    .gave_up(attempts, &crate::report::why_words(why));
+            }
             _ => {}
         }
     }
@@ -152,7 +155,7 @@ impl Observer for TelemetryObserver {
     /// the trace, exported with the status retry exits with.
     fn after(&mut self, end: &End<'_>) {
         for warning in &self.warnings {
-            end.run.warning(warning);
+            end.voice.warning(warning);
         }
         let stop = (end.result == Ended::Stopped).then(|| match end.exit {
             Exit::Signal(n) => signal_name(n),
@@ -162,7 +165,7 @@ impl Observer for TelemetryObserver {
             .telemetry
             .finish_trace(end.exit.status(), result(end.result), stop);
         for warning in &said.warnings {
-            end.run.warning(warning);
+            end.voice.warning(warning);
         }
     }
 }

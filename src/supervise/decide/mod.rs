@@ -71,7 +71,7 @@ pub(super) struct Facts<'f> {
     /// The budget's shared cooldown still to wait (`--budget`), if any.
     pub cooldown: Option<Duration>,
     /// Why the budget refuses a retry, if it does.
-    pub budget_refusal: Option<&'f str>,
+    pub budget_refusal: Option<&'f crate::budget::Refusal>,
     /// Time since the run started.
     pub elapsed: Duration,
     /// Time left until `--deadline`: `None` without one, zero once it has passed.
@@ -332,7 +332,7 @@ fn judge<R: Rng + ?Sized>(
         Err(why) => return give_up(Reason::Rule(why), exit, true).into(),
     };
     if let Some(why) = f.budget_refusal {
-        return give_up(Reason::Budget(why.to_string()), exit, true).into();
+        return give_up(Reason::Budget(why.clone()), exit, true).into();
     }
     match checked(delay, f.hint, f.max_hint).map(|w| w.hint) {
         Ok(hint) => Decision::Again {

@@ -248,14 +248,13 @@ fn the_budget_s_cooldown_lengthens_the_delay_and_its_refusal_gives_up() {
         again(Next::Retry, SECS(12), Some(HintSource::RetryAfter))
     );
     let mut f = facts(&FAILED);
-    f.budget_refusal = Some("the retry budget of key k is spent");
+    let spent = crate::budget::Refusal::Spent {
+        key: crate::types::BudgetKey::new(b"k".to_vec()).unwrap(),
+    };
+    f.budget_refusal = Some(&spent);
     assert_eq!(
         once(&f),
-        gives_up(
-            Reason::Budget("the retry budget of key k is spent".into()),
-            Exit::Code(1),
-            true
-        )
+        gives_up(Reason::Budget(spent.clone()), Exit::Code(1), true)
     );
 }
 
