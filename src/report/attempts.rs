@@ -107,6 +107,7 @@ impl Reporter {
         let outcome = a.outcome;
         let mut fields = json!({
             "attempt": a.attempt,
+            "max_attempts": self.max_attempts.get(),
             "status": outcome.code(),
             "duration": (a.ran.as_secs_f64() * 1000.0).round() / 1000.0,
             "output_failed": a.output_failed,
@@ -293,7 +294,15 @@ impl Reporter {
         } else if self.verbose() {
             self.say_in(anstyle::Style::new(), line);
         }
-        self.emit("success", json!({ "attempts": attempts, "status": 0 }));
+        let mut fields = json!({
+            "attempts": attempts,
+            "max_attempts": self.max_attempts.get(),
+            "status": 0,
+        });
+        if let Some(code) = self.last_http.get() {
+            fields["http_status"] = code.into();
+        }
+        self.emit("success", fields);
     }
 
     /// retry was told to stop by `signal` (during an attempt, a wait or a hook).

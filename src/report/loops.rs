@@ -115,7 +115,13 @@ impl Reporter {
         ));
         self.emit(
             "success",
-            json!({ "attempts": attempt, "status": 0, "successes": needed }),
+            json!({
+                "attempts": attempt,
+                "max_attempts": self.max_attempts.get(),
+                "first_attempt": first,
+                "status": 0,
+                "successes": needed,
+            }),
         );
     }
 

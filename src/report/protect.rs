@@ -147,6 +147,7 @@ impl Reporter {
                 "key": String::from_utf8_lossy(key.as_bytes()),
                 "attempt": attempt,
                 "tokens": after.tokens,
+                "max_tokens": policy.throttle.max_tokens(),
                 "retry_allowed": after.retry_allowed,
                 "cooldown_until": after.wait_until_ms.map(time_json),
             }),

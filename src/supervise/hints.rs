@@ -4,9 +4,9 @@
 
 use std::time::{Duration, SystemTime};
 
+use crate::hints::Wait;
 use crate::hints::{Hint, HintSource};
 use crate::observe::reasons::Reason;
-use crate::hints::Wait;
 
 /// The wait `hint` asks for from now, and where it came from.
 pub(super) fn asked(hint: Option<Hint>) -> Option<(Duration, HintSource)> {

@@ -25,6 +25,7 @@ mod ecosystem;
 mod ecosystem_conventions;
 mod env_file;
 mod events;
+mod events_carry;
 mod fake_redis;
 #[cfg(target_os = "linux")]
 mod fallbacks;
