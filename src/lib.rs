@@ -127,14 +127,14 @@ where
             .into_iter()
             .collect();
         notes.extend(report::dry_run_loop(
-            config.shape,
+            config.rules.shape,
             config.policy.base(),
-            config.reset_after,
+            config.rules.reset_after,
             config.lock.as_ref().map(|l| (l.path.as_path(), l.wait)),
         ));
         let plan = report::DryRun {
             policy: &config.policy,
-            max_retries: config.max_retries,
+            max_retries: config.rules.max_retries,
             deadline: config.deadline,
             splay,
             notes,

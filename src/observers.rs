@@ -31,7 +31,10 @@ pub fn of<'a>(config: &'a Config, run: &Listening<'a>) -> Observers<'a> {
             run.start,
         )
         .with_run_id(run.run_id)
-        .with_loop(config.shape, config.lock.as_ref().map(|l| l.path.as_path())),
+        .with_loop(
+            config.rules.shape,
+            config.lock.as_ref().map(|l| l.path.as_path()),
+        ),
     );
     for warning in &config.telemetry.warnings {
         reporter.warning(warning);

@@ -13,6 +13,7 @@ mod backoff;
 mod loops;
 mod precedence;
 mod protect;
+mod rules;
 mod stop_plan;
 #[cfg(test)]
 mod tests;
@@ -35,6 +36,7 @@ pub use self::backoff::{Backoff, DEFAULT_BASE, DEFAULT_CAP, DEFAULT_JITTER, DEFA
 pub use self::loops::LockSettings;
 pub use self::precedence::by_precedence;
 pub use self::protect::{BudgetSettings, Protect, breaker, throttle};
+pub use self::rules::Rules;
 pub use crate::types::{Shape, Verbosity};
 
 /// Commands run around the retrying (`sh -c`).
@@ -53,9 +55,9 @@ pub struct Hooks {
 pub struct Config {
     /// The backoff policy (base, multiplier, cap, jitter).
     pub policy: Policy,
-    /// Retries after the first attempt; `None` for unlimited. With `--forever`, the short
-    /// runs in a row after the first (a crash loop), unlimited unless given.
-    pub max_retries: Option<u64>,
+    /// What the decision after each attempt reads: the loop's shape, the retries, what stops
+    /// it ([`Rules`]).
+    pub rules: Rules,
     /// Total time budget from the start (monotonic clock); `None` when absent, 0 or `inf`.
     pub deadline: Option<Duration>,
     /// Time limit for each attempt; `None` when absent, 0 (as coreutils `timeout`: "a
@@ -66,8 +68,6 @@ pub struct Config {
     pub kill_after: Duration,
     /// `--signal`: what a timeout, idle timeout or the deadline sends to the attempt's tree.
     pub stop_signal: StopSignal,
-    /// `--preserve-status`: a timed-out last attempt's own end is retry's, not 124 or 137.
-    pub preserve_status: bool,
     /// Which statuses are retried.
     pub conditions: Conditions,
     /// Print the schedule instead of running anything.
@@ -84,17 +84,6 @@ pub struct Config {
     pub hooks: Hooks,
     /// Pipeline I/O: stdin replay, held stdout, output conditions, server hints, idleness.
     pub pipeline: pipeline::Settings,
-    /// `--http-retry-on`: with `--http-hints`, the HTTP statuses of a failed attempt's last
-    /// response that are retried; `None` when not given: 408, 425, 429, 5xx, and any status
-    /// whose server said when to ask again.
-    pub http_retry_on: Option<crate::http_status::HttpStatuses>,
-    /// `--max-hint`: a server's hint asking for a longer wait makes retry give up at once
-    /// ([`Duration::MAX`] when 0 lifts the limit).
-    pub max_hint: Duration,
-    /// `--reset-after`: an attempt that ran at least this long before failing starts the
-    /// schedule afresh (with `--forever`, whatever it exited with); `None` when absent, 0 or
-    /// `inf`; with `--forever` [`DEFAULT_FOREVER_RESET_AFTER`] when absent.
-    pub reset_after: Option<Duration>,
     /// The CI system told of the run (folds, GitHub Actions' annotations, outputs and step
     /// summary); empty outside CI, with `--no-ci`, and for GitHub Actions with `--no-github`.
     pub ci: Ci,
@@ -105,8 +94,6 @@ pub struct Config {
     pub not_found_hint: Option<String>,
     /// `--splay` and `--budget`: protecting the service.
     pub protect: Protect,
-    /// `--successes`, `--until-fail` and `--forever`: when the loop is done.
-    pub shape: Shape,
     /// `--lock` and `--lock-wait`: one run at a time; `None` without `--lock`.
     pub lock: Option<LockSettings>,
     /// `--metrics-file` and the `OTEL_*` trace export: what the run leaves behind.
@@ -216,8 +203,8 @@ impl Config {
             idle_timeout: stopping.idle_timeout.and_then(limit),
             end_lines: ci.folds.is_some(),
         };
-        Ok(Config {
-            policy: backoff.policy,
+        let rules = Rules {
+            shape,
             max_retries: match (shape, stopping.max_retries) {
                 // With --forever, -n limits a crash loop, and only when the user gives it: a
                 // preset's limit (meant for retries of one request) does not apply.
@@ -226,11 +213,31 @@ impl Config {
                     .max_retries
                     .map_or(Some(DEFAULT_MAX_RETRIES), |l| l.0),
             },
+            base: backoff.policy.base(),
+            preserve_status: stopping.preserve_status,
+            success_stops: conditions
+                .stop_on
+                .as_ref()
+                .is_some_and(|set| set.contains(0)),
+            // 0 lifts the limit, as 0 disables --timeout; so does `inf`.
+            http_retry_on: conditions.http_retry_on,
+            max_hint: match conditions.max_hint {
+                Some(d) if d.is_zero() => Duration::MAX,
+                Some(d) => d,
+                None => DEFAULT_MAX_HINT,
+            },
+            reset_after: match (shape, stopping.reset_after) {
+                (Shape::Forever, None) => Some(DEFAULT_FOREVER_RESET_AFTER),
+                (_, given) => given.and_then(limit),
+            },
+        };
+        Ok(Config {
+            policy: backoff.policy,
+            rules,
             deadline: backoff.deadline,
             timeout: stopping.timeout.and_then(limit),
             kill_after: kill_after(stopping.kill_after),
             stop_signal: stopping.signal.unwrap_or_default(),
-            preserve_status: stopping.preserve_status,
             conditions: Conditions {
                 retry_on: conditions.retry_on,
                 stop_on: conditions.stop_on.unwrap_or(CodeSet::empty()),
@@ -246,22 +253,10 @@ impl Config {
                 on_give_up: cli.hooks.on_give_up,
             },
             pipeline,
-            // 0 lifts the limit, as 0 disables --timeout; so does `inf`.
-            http_retry_on: conditions.http_retry_on,
-            max_hint: match conditions.max_hint {
-                Some(d) if d.is_zero() => Duration::MAX,
-                Some(d) => d,
-                None => DEFAULT_MAX_HINT,
-            },
-            reset_after: match (shape, stopping.reset_after) {
-                (Shape::Forever, None) => Some(DEFAULT_FOREVER_RESET_AFTER),
-                (_, given) => given.and_then(limit),
-            },
             ci,
             command: cli.command,
             not_found_hint: cli.not_found_hint,
             protect,
-            shape,
             lock,
             telemetry,
         })
@@ -270,6 +265,6 @@ impl Config {
     /// Attempts in all, `None` when unlimited: `max_retries + 1`, or with `--successes N`
     /// `(max_retries + 1) * N`, since retries count failures only ([`Shape::attempts`]).
     pub fn max_attempts(&self) -> Option<u64> {
-        self.max_retries.map(|r| self.shape.attempts(r))
+        self.rules.max_retries.map(|r| self.rules.shape.attempts(r))
     }
 }

@@ -13,7 +13,7 @@ impl StopPlan {
             deadline: config.deadline,
             signal: config.stop_signal,
             kill_after: config.kill_after,
-            preserve: config.preserve_status,
+            preserve: config.rules.preserve_status,
         }
     }
 }

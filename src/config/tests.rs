@@ -30,7 +30,7 @@ fn defaults_without_anything() {
     assert_eq!(c.policy.base(), DEFAULT_BASE);
     assert_eq!(c.policy.cap(), DEFAULT_CAP);
     assert_eq!(c.policy.jitter(), DEFAULT_JITTER);
-    assert_eq!(c.max_retries, Some(DEFAULT_MAX_RETRIES));
+    assert_eq!(c.rules.max_retries, Some(DEFAULT_MAX_RETRIES));
     assert_eq!(c.kill_after, DEFAULT_KILL_AFTER);
 }
 
@@ -52,7 +52,7 @@ fn flag_then_preset_then_env_then_env_preset() {
     // A flag beats a preset; the preset fills the rest.
     let c = config(&["--preset", "aws", "-b", "3", "-c", "100"], &[]).unwrap();
     assert_eq!((c.policy.base(), c.policy.cap()), (secs(3), secs(100)));
-    assert_eq!(c.max_retries, Some(2));
+    assert_eq!(c.rules.max_retries, Some(2));
     // --preset on the command line beats a RETRY_BASE value.
     let c = config(&["--preset", "aws", "-b", "3"], &["base"]).unwrap();
     assert_eq!(c.policy.base(), secs(1));
@@ -107,7 +107,10 @@ fn inf_is_no_limit_where_0_is_and_refused_where_it_means_nothing() {
         &[],
     )
     .unwrap();
-    assert_eq!((c.timeout, c.deadline, c.reset_after), (None, None, None));
+    assert_eq!(
+        (c.timeout, c.deadline, c.rules.reset_after),
+        (None, None, None)
+    );
     let c = config(&["--idle-timeout", "inf", "--kill-after", "inf"], &[]).unwrap();
     assert_eq!(c.pipeline.idle_timeout, None);
     // No pipes for an idle timeout of inf (but those of CI folds, when the environment running
@@ -119,7 +122,7 @@ fn inf_is_no_limit_where_0_is_and_refused_where_it_means_nothing() {
     );
     assert_eq!(c.kill_after, Duration::ZERO, "never KILL, as 0");
     let c = config(&["--max-hint", "inf", "--cap", "inf"], &[]).unwrap();
-    assert_eq!(c.max_hint, Duration::MAX);
+    assert_eq!(c.rules.max_hint, Duration::MAX);
     assert_eq!(c.policy.cap(), Duration::MAX);
     let e = config(&["--base", "inf", "--cap", "inf"], &[]).unwrap_err();
     assert!(
@@ -167,7 +170,7 @@ fn delays_replace_the_formula_and_have_no_jitter_unless_asked() {
     let c = config(&["--preset", "aws", "--delays", "3"], &[]).unwrap();
     assert_eq!(c.policy.delays(), Some(secs(&[3])));
     assert_eq!(c.policy.jitter(), Jitter::Full);
-    assert_eq!(c.max_retries, Some(2));
+    assert_eq!(c.rules.max_retries, Some(2));
 }
 
 #[test]
@@ -195,16 +198,16 @@ fn delays_with_base_multiplier_or_cap_is_one_error_naming_both() {
 
 #[test]
 fn shapes_and_what_they_refuse() {
-    assert_eq!(config(&[], &[]).unwrap().shape, Shape::Plain);
+    assert_eq!(config(&[], &[]).unwrap().rules.shape, Shape::Plain);
     assert_eq!(
-        config(&["--successes", "1"], &[]).unwrap().shape,
+        config(&["--successes", "1"], &[]).unwrap().rules.shape,
         Shape::Plain
     );
     let c = config(&["--successes", "3", "-n", "4"], &[]).unwrap();
-    assert_eq!(c.shape, Shape::Streak(3));
+    assert_eq!(c.rules.shape, Shape::Streak(3));
     assert_eq!(c.max_attempts(), Some(15));
     let c = config(&["--until-fail", "-n", "200"], &[]).unwrap();
-    assert_eq!(c.shape, Shape::UntilFail);
+    assert_eq!(c.rules.shape, Shape::UntilFail);
     assert_eq!(c.max_attempts(), Some(201));
     for (args, from_env, says) in [
         (

@@ -42,7 +42,7 @@ impl Supervisor<'_> {
             // next step. A successful attempt keeps what it started (a daemon, say).
             // With --forever a success is run again: what it left is stopped as well, unless
             // --stop-on 0 makes it the run's end, as any success that ends the run.
-            let forever = self.config.shape == Shape::Forever;
+            let forever = self.config.rules.shape == Shape::Forever;
             let run_again = forever && !self.config.conditions.stop_on.contains(0);
             if let Some((child, stop)) = end.leftovers.take()
                 && (!succeeded || run_again || end.interrupted.is_some())
@@ -83,7 +83,7 @@ impl Supervisor<'_> {
             // --forever a long success counts as a long failure does.
             let stopped = matches!(end.outcome, Outcome::Stopped { .. });
             if consult
-                && self.config.shape != Shape::UntilFail
+                && self.config.rules.shape != Shape::UntilFail
                 && (verdict == Verdict::Retry || (forever && verdict == Verdict::Success))
                 && !stopped
                 && self.reset_if_long(attempt, end.ran)
@@ -103,7 +103,7 @@ impl Supervisor<'_> {
                 // runs again.
                 reader_gone: if consult
                     && (verdict != Verdict::Success
-                        || matches!(self.config.shape, Shape::UntilFail | Shape::Forever))
+                        || matches!(self.config.rules.shape, Shape::UntilFail | Shape::Forever))
                 {
                     process::gone_reader()
                 } else {
@@ -111,26 +111,26 @@ impl Supervisor<'_> {
                 },
                 replay_lost: replay_lost.as_deref(),
                 hint: hints::asked(findings.delay_hint),
-                max_hint: self.config.max_hint,
+                max_hint: self.config.rules.max_hint,
                 cooldown: budget.as_ref().and_then(|b| b.cooldown()),
                 budget_refusal: budget.as_ref().and_then(|b| b.give_up.as_ref()),
                 elapsed: now.saturating_duration_since(self.start),
                 time_left: self.deadline.map(|d| d.saturating_duration_since(now)),
-                shape: self.config.shape,
+                shape: self.config.rules.shape,
                 base: self.config.policy.base(),
-                preserve_status: self.config.preserve_status,
+                preserve_status: self.config.rules.preserve_status,
                 http_status: findings.http_code(),
-                http_retry_on: self.config.http_retry_on,
+                http_retry_on: self.config.rules.http_retry_on,
                 success_stops: self.config.conditions.stop_on.contains(0),
-                max_retries: self.config.max_retries,
-                reset_after: self.config.reset_after,
+                max_retries: self.config.rules.max_retries,
+                reset_after: self.config.rules.reset_after,
             };
             let mut streak = self.streak.get();
             let decision = decide::decide(&facts, &mut rule, &mut streak, rng);
             self.streak.set(streak);
             // A success of a streak not yet complete: the run has not succeeded yet.
             if consult
-                && matches!(self.config.shape, Shape::Streak(_))
+                && matches!(self.config.rules.shape, Shape::Streak(_))
                 && verdict == Verdict::Success
                 && !matches!(decision, Decision::End(Ending::StreakDone { .. }))
             {
@@ -142,9 +142,13 @@ impl Supervisor<'_> {
                     return self.conclude(ending, attempt, Some((&end, output_failed)));
                 }
             };
-            let exit = super::exit_for(&end.outcome, output_failed, self.config.preserve_status);
+            let exit = super::exit_for(
+                &end.outcome,
+                output_failed,
+                self.config.rules.preserve_status,
+            );
             // What a give-up after the pause ends with (never 0 with --forever).
-            let give_up = decide::give_up_exit(self.config.shape, exit);
+            let give_up = decide::give_up_exit(self.config.rules.shape, exit);
             match next {
                 Next::Retry => {
                     if let Some(text) = &end.io.bad_hint {
@@ -190,7 +194,11 @@ impl Supervisor<'_> {
                 if let Some(d) =
                     decide::after_pause(next, pause, attempt, exit, passed, None, &streak)
                 {
-                    return self.conclude(decide::settled(self.config.shape, d), attempt, None);
+                    return self.conclude(
+                        decide::settled(self.config.rules.shape, d),
+                        attempt,
+                        None,
+                    );
                 }
             }
             if let Err(signal) = self.wait(wake) {
@@ -210,7 +218,7 @@ impl Supervisor<'_> {
                 lost.as_deref(),
                 &streak,
             ) {
-                return self.conclude(decide::settled(self.config.shape, d), attempt, None);
+                return self.conclude(decide::settled(self.config.rules.shape, d), attempt, None);
             }
             // Protecting the service (protect.rs): a later cooldown another run set meanwhile
             // (giving up for it is never 0 with --forever either).

@@ -161,7 +161,11 @@ impl Supervisor<'_> {
         let exit = if succeeded || end.io.stdin_truncated {
             Exit::OwnFailure
         } else {
-            exit_for(&end.outcome, output_failed, self.config.preserve_status)
+            exit_for(
+                &end.outcome,
+                output_failed,
+                self.config.rules.preserve_status,
+            )
         };
         for fault in &faults {
             self.emit(&RunEvent::Problem(Problem::OutputLost(fault)));

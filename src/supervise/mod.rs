@@ -177,13 +177,14 @@ impl Supervisor<'_> {
     fn known_last(&self, attempt: u64, rule: &retry_tool_backoff::GiveUpRule) -> bool {
         let may_reset = self
             .config
+            .rules
             .reset_after
             .is_some_and(|r| self.config.timeout.is_none_or(|t| t > r));
         if may_reset {
             return false;
         }
         self.max_attempts() == Some(attempt)
-            || (self.config.shape == crate::config::Shape::Plain
+            || (self.config.rules.shape == crate::config::Shape::Plain
                 && rule.surely_gives_up(self.start.elapsed()))
     }
 
@@ -198,7 +199,7 @@ impl Supervisor<'_> {
         let why = Why::GaveUp {
             reason: reason.clone(),
             cut,
-            shape: self.config.shape,
+            shape: self.config.rules.shape,
             longest: self.streak.get().longest,
         };
         self.budget_gave_up();

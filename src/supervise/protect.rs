@@ -181,7 +181,7 @@ impl Supervisor<'_> {
                     until_ms,
                 })
             } else {
-                too_long(&key, Some(until_ms), self.config.max_hint)
+                too_long(&key, Some(until_ms), self.config.rules.max_hint)
             };
             if let Some(why) = why {
                 return Err(self.refused_before(attempt, last, why, until_ms));
@@ -237,7 +237,7 @@ impl Supervisor<'_> {
             Verdict::Stop => AttemptOutcome::Neutral,
         };
         // A hint this run would not honour (past `--max-hint`) is not imposed on the others.
-        let max_hint = self.config.max_hint;
+        let max_hint = self.config.rules.max_hint;
         let hint = not_before.filter(|t| {
             verdict != Verdict::Success
                 && t.duration_since(SystemTime::now())

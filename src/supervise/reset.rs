@@ -19,15 +19,20 @@ impl Supervisor<'_> {
     /// A fresh give-up rule for this run (shared with `--dry-run` and the simulator): the
     /// schedule from its first delay, no retries granted yet.
     pub(super) fn give_up_rule(&self) -> GiveUpRule {
-        self.rule_allowing(self.config.max_retries)
+        self.rule_allowing(self.config.rules.max_retries)
     }
 
     /// The give-up rule after a reset: [`Supervisor::give_up_rule`], but with `--forever` one
     /// retry more, since the long run that reset it was no crash: the restart after it is the
     /// first of a new series, and `-n N` still allows N + 1 short runs in a row after it.
     pub(super) fn rule_after_reset(&self) -> GiveUpRule {
-        let forever = u64::from(self.config.shape == Shape::Forever);
-        self.rule_allowing(self.config.max_retries.map(|n| n.saturating_add(forever)))
+        let forever = u64::from(self.config.rules.shape == Shape::Forever);
+        self.rule_allowing(
+            self.config
+                .rules
+                .max_retries
+                .map(|n| n.saturating_add(forever)),
+        )
     }
 
     /// A rule of the run's schedule and deadline granting `max_retries` retries.
@@ -50,7 +55,7 @@ impl Supervisor<'_> {
     /// `--reset-after`, reports it, moves the limit to `attempt + --max-retries` and returns
     /// `true` (the caller starts afresh with [`Supervisor::rule_after_reset`]).
     pub(super) fn reset_if_long(&self, attempt: u64, ran: Duration) -> bool {
-        let Some(reset_after) = self.config.reset_after else {
+        let Some(reset_after) = self.config.rules.reset_after else {
             return false;
         };
         if ran < reset_after {
@@ -58,9 +63,9 @@ impl Supervisor<'_> {
         }
         // With `--successes N`, each retry may lead to N attempts (config::Shape::attempts);
         // with `--forever`, the long run is not one of the N + 1 short runs allowed after it.
-        let per_retry = self.config.shape.attempts_per_retry();
-        let forever = u64::from(self.config.shape == Shape::Forever);
-        let last = self.config.max_retries.map(|r| {
+        let per_retry = self.config.rules.shape.attempts_per_retry();
+        let forever = u64::from(self.config.rules.shape == Shape::Forever);
+        let last = self.config.rules.max_retries.map(|r| {
             attempt
                 .saturating_add(r.saturating_mul(per_retry))
                 .saturating_add(forever)
