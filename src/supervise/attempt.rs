@@ -121,7 +121,7 @@ impl Supervisor<'_> {
         };
         let timeout_at = self.config.timeout.and_then(|t| started.checked_add(t));
         // The earlier of the timeout and the deadline stops the attempt.
-        let (limit, reason) = match (timeout_at, self.deadline) {
+        let (limit, reason) = match (timeout_at, self.deadline_at()) {
             (Some(t), Some(d)) if d < t => (Some(d), StopReason::Deadline),
             (Some(t), _) => (Some(t), StopReason::Timeout),
             (None, Some(d)) => (Some(d), StopReason::Deadline),

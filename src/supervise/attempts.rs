@@ -11,6 +11,7 @@ use super::Supervisor;
 use super::attempt::AttemptEnd;
 use super::decide::{self, Decision, Ending, Facts, Next, Pause};
 use super::hints;
+use super::protect::Cooled;
 use crate::codes::Verdict;
 use crate::config::Shape;
 use crate::observe::problems::Problem;
@@ -21,11 +22,9 @@ use crate::status::Exit;
 
 impl Supervisor<'_> {
     pub(super) fn attempts(&self, rng: &mut Xoshiro256PlusPlus) -> Exit {
-        // The one give-up rule, shared with `--dry-run` and the simulator.
-        let mut rule = self.give_up_rule();
         let mut attempt: u64 = 1;
         loop {
-            let last = self.known_last(attempt, &rule);
+            let last = self.known_last(attempt);
             let mut end = match self.run_attempt(attempt, last) {
                 Ok(end) => end,
                 Err(exit) => return exit,
@@ -88,7 +87,7 @@ impl Supervisor<'_> {
                 && !stopped
                 && self.reset_if_long(attempt, end.ran)
             {
-                rule = self.rule_after_reset();
+                self.rule.replace(self.rule_after_reset());
             }
             let now = Instant::now();
             let replay_lost = self.io.and_then(|io| io.replay_failure());
@@ -111,22 +110,15 @@ impl Supervisor<'_> {
                 },
                 replay_lost: replay_lost.as_deref(),
                 hint: hints::asked(findings.delay_hint),
-                max_hint: self.config.rules.max_hint,
                 cooldown: budget.as_ref().and_then(|b| b.cooldown()),
                 budget_refusal: budget.as_ref().and_then(|b| b.give_up.as_ref()),
                 elapsed: now.saturating_duration_since(self.start),
-                time_left: self.deadline.map(|d| d.saturating_duration_since(now)),
-                shape: self.config.rules.shape,
-                base: self.config.policy.base(),
-                preserve_status: self.config.rules.preserve_status,
                 http_status: findings.http_code(),
-                http_retry_on: self.config.rules.http_retry_on,
-                success_stops: self.config.conditions.stop_on.contains(0),
-                max_retries: self.config.rules.max_retries,
-                reset_after: self.config.rules.reset_after,
+                rules: &self.config.rules,
             };
             let mut streak = self.streak.get();
-            let decision = decide::decide(&facts, &mut rule, &mut streak, rng);
+            // The one give-up rule, shared with `--dry-run` and the simulator.
+            let decision = decide::decide(&facts, &mut self.rule.borrow_mut(), &mut streak, rng);
             self.streak.set(streak);
             // A success of a streak not yet complete: the run has not succeeded yet.
             if consult
@@ -147,8 +139,6 @@ impl Supervisor<'_> {
                 output_failed,
                 self.config.rules.preserve_status,
             );
-            // What a give-up after the pause ends with (never 0 with --forever).
-            let give_up = decide::give_up_exit(self.config.rules.shape, exit);
             match next {
                 Next::Retry => {
                     if let Some(text) = &end.io.bad_hint {
@@ -182,7 +172,7 @@ impl Supervisor<'_> {
                     exit
                 };
                 let env = self.hook_env(attempt, last, Some(delay));
-                let hook_end = match self.run_hook("on_retry", script, &env, self.deadline) {
+                let hook_end = match self.run_hook("on_retry", script, &env, self.deadline_at()) {
                     Ok(end) => end,
                     Err(signal) => return self.interrupted_by(signal),
                 };
@@ -220,12 +210,23 @@ impl Supervisor<'_> {
             ) {
                 return self.conclude(decide::settled(self.config.rules.shape, d), attempt, None);
             }
-            // Protecting the service (protect.rs): a later cooldown another run set meanwhile
-            // (giving up for it is never 0 with --forever either).
-            if next == Next::Retry
-                && let Err(exit) = self.shared_cooldown(attempt + 1, Some(give_up))
-            {
-                return exit;
+            // Protecting the service (protect.rs): a later cooldown another run set meanwhile,
+            // or a breaker that opened: the decision ends the run then.
+            if next == Next::Retry {
+                match self.shared_cooldown(attempt + 1) {
+                    Ok(()) => {}
+                    Err(Cooled::Stopped(exit)) => return exit,
+                    Err(Cooled::Refused { why, .. }) => {
+                        let streak = self.streak.get();
+                        let pause = Pause::Refused(why);
+                        if let Some(d) =
+                            decide::after_pause(next, pause, attempt, exit, false, None, &streak)
+                        {
+                            let ending = decide::settled(self.config.rules.shape, d);
+                            return self.conclude(ending, attempt, None);
+                        }
+                    }
+                }
             }
             attempt += 1;
         }

@@ -24,13 +24,12 @@ impl Supervisor<'_> {
         let path = &settings.path;
         let started = Instant::now();
         let wait_until = started.checked_add(settings.wait);
-        let until = match (wait_until, self.deadline) {
+        let deadline = self.deadline_at();
+        let until = match (wait_until, deadline) {
             (Some(w), Some(d)) => Some(w.min(d)),
             (w, d) => w.or(d),
         };
-        let at_deadline = self
-            .deadline
-            .is_some_and(|d| wait_until.is_none_or(|w| d <= w));
+        let at_deadline = deadline.is_some_and(|d| wait_until.is_none_or(|w| d <= w));
         let taken = lock::take(path, until, |holder| {
             self.emit(&Event::LockWaiting { path, holder });
         });

@@ -21,10 +21,11 @@ mod stop;
 mod wait;
 
 use std::cell::{Cell, RefCell};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
+use retry_tool_backoff::GiveUpRule;
 
 use crate::config::Config;
 use crate::observe::problems::Problem;
@@ -66,7 +67,11 @@ pub fn run(config: &Config, listen: Listen) -> Exit {
         true => Ok(None),
         false => RunIo::new(&config.pipeline).map(Some),
     };
-    let deadline = config.deadline.and_then(|d| start.checked_add(d));
+    // The deadline is the give-up rule's to judge: every "is there time for this?" asks it.
+    let rule = reset::give_up_rule(config);
+    let deadline = rule
+        .time_left(Duration::ZERO)
+        .and_then(|d| start.checked_add(d));
     let listening = Listening {
         io: io.as_ref().ok().and_then(Option::as_ref),
         run_id: &run_id,
@@ -96,7 +101,7 @@ pub fn run(config: &Config, listen: Listen) -> Exit {
     let supervisor = Supervisor {
         config,
         events,
-        deadline,
+        rule: RefCell::new(rule),
         start,
         io,
         run_id: &run_id,
@@ -122,8 +127,8 @@ pub fn run(config: &Config, listen: Listen) -> Exit {
 struct Supervisor<'a> {
     config: &'a Config,
     events: Events,
-    /// `--deadline` as an instant; `None` when absent or beyond what the clock can hold.
-    deadline: Option<Instant>,
+    /// The give-up rule: the retries granted, and the one judge of the deadline.
+    rule: RefCell<GiveUpRule>,
     /// When the run started (the deadline counts from here).
     start: Instant,
     /// Pipeline I/O; `None` when attempts simply inherit retry's descriptors.
@@ -174,7 +179,7 @@ impl Supervisor<'_> {
     /// does: it is attempt N of N, or (at the first success ending the run) `rule` can grant
     /// no retry before the deadline however the attempt ends. Never with a `--reset-after`
     /// that a long attempt could reach, which would grant retries afresh.
-    fn known_last(&self, attempt: u64, rule: &retry_tool_backoff::GiveUpRule) -> bool {
+    fn known_last(&self, attempt: u64) -> bool {
         let may_reset = self
             .config
             .rules
@@ -185,12 +190,30 @@ impl Supervisor<'_> {
         }
         self.max_attempts() == Some(attempt)
             || (self.config.rules.shape == crate::config::Shape::Plain
-                && rule.surely_gives_up(self.start.elapsed()))
+                && self.rule.borrow().surely_gives_up(self.start.elapsed()))
     }
 
-    /// Whether the deadline (if any) has come.
+    /// Whether the deadline (if any) has come, as the give-up rule judges it.
     fn deadline_passed(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.rule.borrow().deadline_passed(self.start.elapsed())
+    }
+
+    /// The time left until the deadline, as the give-up rule judges it: `None` without one,
+    /// zero once it has passed.
+    fn time_left(&self) -> Option<Duration> {
+        self.rule.borrow().time_left(self.start.elapsed())
+    }
+
+    /// The deadline as an instant, for a wait bounded by it (an attempt's limit, a hook's, the
+    /// lock's): the give-up rule's time left from now; `None` without one, or beyond what the
+    /// clock holds.
+    fn deadline_at(&self) -> Option<Instant> {
+        let now = Instant::now();
+        let left = self
+            .rule
+            .borrow()
+            .time_left(now.saturating_duration_since(self.start))?;
+        now.checked_add(left)
     }
 
     /// Gives up after `attempts` with `exit` for `reason` (a `--successes` streak cut short at

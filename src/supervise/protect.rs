@@ -19,7 +19,7 @@ use crate::codes::Verdict;
 use crate::config::{BudgetSettings, Config};
 use crate::observe::Event;
 use crate::observe::problems::Problem;
-use crate::observe::reasons::{Reason, Why};
+use crate::observe::reasons::Why;
 use crate::status::Exit;
 use retry_tool_backoff::splay;
 
@@ -56,6 +56,15 @@ impl Protection {
             known: None,
         })
     }
+}
+
+/// Why the wait for the shared cooldown ended the run.
+#[derive(Debug)]
+pub(super) enum Cooled {
+    /// A stop signal came: retry ends so.
+    Stopped(Exit),
+    /// The budget refuses the next attempt (until `until_ms`, epoch milliseconds).
+    Refused { why: Refusal, until_ms: u64 },
 }
 
 /// What the budget says after an attempt, for the supervisor's next step.
@@ -119,7 +128,10 @@ impl Supervisor<'_> {
             self.wait(Instant::now().checked_add(delay))
                 .map_err(|signal| self.interrupted_by(signal))?;
         }
-        self.shared_cooldown(1, None)
+        self.shared_cooldown(1).map_err(|cooled| match cooled {
+            Cooled::Stopped(exit) => exit,
+            Cooled::Refused { why, until_ms } => self.refused_before_first(why, until_ms),
+        })
     }
 
     /// Refuses the run before its first attempt, for `why` (until `until_ms`): one line, and
@@ -136,10 +148,10 @@ impl Supervisor<'_> {
     /// Right before attempt `attempt`: asks the breaker again, then waits for the shared
     /// cooldown of the budget, as long as the store has one (another run may set a later one
     /// meanwhile, or open the breaker). A breaker that refuses the run, or a cooldown that
-    /// would end at or past the deadline or lasts longer than `--max-hint`, ends the run at
-    /// once: giving up with `last` (the previous attempt's status), or, before the first
-    /// attempt, with [`Exit::TempFail`] without running the command.
-    pub(super) fn shared_cooldown(&self, attempt: u64, last: Option<Exit>) -> Result<(), Exit> {
+    /// would end at or past the deadline or lasts longer than `--max-hint`, is
+    /// [`Cooled::Refused`]: before the first attempt the run is refused, after one the
+    /// decision ends it ([`super::decide::after_pause`]).
+    pub(super) fn shared_cooldown(&self, attempt: u64) -> Result<(), Cooled> {
         loop {
             let known = self.protect.borrow().known;
             let until = match known {
@@ -155,7 +167,7 @@ impl Supervisor<'_> {
                         return Ok(());
                     };
                     if let (Admission::Refuse { until_ms, .. }, Some(why)) = (admission, refusal) {
-                        return Err(self.refused_before(attempt, last, why, until_ms));
+                        return Err(Cooled::Refused { why, until_ms });
                     }
                     self.protect.borrow_mut().known = Some((until, Instant::now()));
                     until
@@ -173,8 +185,9 @@ impl Supervisor<'_> {
             }
             let wake = Instant::now().checked_add(delay);
             let past_deadline = self
-                .deadline
-                .is_some_and(|deadline| wake.is_none_or(|w| w >= deadline));
+                .rule
+                .borrow()
+                .ends_past_deadline(self.start.elapsed(), delay);
             let why = if past_deadline {
                 Some(Refusal::CooldownPastDeadline {
                     key: key.clone(),
@@ -184,7 +197,7 @@ impl Supervisor<'_> {
                 too_long(&key, Some(until_ms), self.config.rules.max_hint)
             };
             if let Some(why) = why {
-                return Err(self.refused_before(attempt, last, why, until_ms));
+                return Err(Cooled::Refused { why, until_ms });
             }
             self.emit(&Event::Cooldown {
                 key: &key,
@@ -193,28 +206,16 @@ impl Supervisor<'_> {
                 delay,
             });
             self.wait(wake)
-                .map_err(|signal| self.interrupted_by(signal))?;
+                .map_err(|signal| Cooled::Stopped(self.interrupted_by(signal)))?;
         }
     }
 
-    /// Ends the run before attempt `attempt` for `why` (until `until_ms`): gives up with
-    /// `last` (the previous attempt's status), or, before the first attempt, refuses the run
-    /// with [`Exit::TempFail`], which the breaker does not count (it releases a probe's lease).
-    fn refused_before(
-        &self,
-        attempt: u64,
-        last: Option<Exit>,
-        why: Refusal,
-        until_ms: u64,
-    ) -> Exit {
-        match last {
-            Some(exit) => self.give_up(attempt - 1, &Reason::Budget(why), None, exit),
-            None => {
-                // No verdict on the service: the breaker does not count this run.
-                self.protect.borrow_mut().end = Some(RunEnd::Abandoned);
-                self.refuse(why, until_ms)
-            }
-        }
+    /// Refuses the run before its first attempt for `why` (until `until_ms`), with
+    /// [`Exit::TempFail`], which the breaker does not count (it releases a probe's lease).
+    fn refused_before_first(&self, why: Refusal, until_ms: u64) -> Exit {
+        // No verdict on the service: the breaker does not count this run.
+        self.protect.borrow_mut().end = Some(RunEnd::Abandoned);
+        self.refuse(why, until_ms)
     }
 
     /// After attempt `attempt`, whose `verdict` is known: counts it in the token bucket (a

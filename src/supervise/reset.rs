@@ -12,37 +12,21 @@
 use std::time::Duration;
 
 use super::Supervisor;
-use crate::config::Shape;
+use crate::config::{Config, Shape};
 use retry_tool_backoff::{GiveUpRule, Limits};
 
 impl Supervisor<'_> {
-    /// A fresh give-up rule for this run (shared with `--dry-run` and the simulator): the
-    /// schedule from its first delay, no retries granted yet.
-    pub(super) fn give_up_rule(&self) -> GiveUpRule {
-        self.rule_allowing(self.config.rules.max_retries)
-    }
-
-    /// The give-up rule after a reset: [`Supervisor::give_up_rule`], but with `--forever` one
+    /// The give-up rule after a reset: [`give_up_rule`], but with `--forever` one
     /// retry more, since the long run that reset it was no crash: the restart after it is the
     /// first of a new series, and `-n N` still allows N + 1 short runs in a row after it.
     pub(super) fn rule_after_reset(&self) -> GiveUpRule {
         let forever = u64::from(self.config.rules.shape == Shape::Forever);
-        self.rule_allowing(
+        rule_allowing(
+            self.config,
             self.config
                 .rules
                 .max_retries
                 .map(|n| n.saturating_add(forever)),
-        )
-    }
-
-    /// A rule of the run's schedule and deadline granting `max_retries` retries.
-    fn rule_allowing(&self, max_retries: Option<u64>) -> GiveUpRule {
-        GiveUpRule::new(
-            self.config.policy.schedule(),
-            Limits {
-                max_retries,
-                deadline: self.config.deadline,
-            },
         )
     }
 
@@ -79,4 +63,21 @@ impl Supervisor<'_> {
         });
         true
     }
+}
+
+/// A fresh give-up rule for a run of `config` (shared with `--dry-run` and the simulator): the
+/// schedule from its first delay, no retries granted yet.
+pub(super) fn give_up_rule(config: &Config) -> GiveUpRule {
+    rule_allowing(config, config.rules.max_retries)
+}
+
+/// A rule of the run's schedule and deadline granting `max_retries` retries.
+fn rule_allowing(config: &Config, max_retries: Option<u64>) -> GiveUpRule {
+    GiveUpRule::new(
+        config.policy.schedule(),
+        Limits {
+            max_retries,
+            deadline: config.deadline,
+        },
+    )
 }

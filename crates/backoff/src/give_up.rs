@@ -80,6 +80,25 @@ impl GiveUpRule {
         self.granted
     }
 
+    /// The time left until the deadline, `elapsed` after the start of the run: `None` without
+    /// a deadline, zero once it has passed. The one judge of the deadline: the wait before a
+    /// retry, an attempt's own limit, a lock or a shared cooldown waited for all ask it.
+    pub fn time_left(&self, elapsed: Duration) -> Option<Duration> {
+        self.limits.deadline.map(|d| d.saturating_sub(elapsed))
+    }
+
+    /// Whether the deadline has passed `elapsed` after the start of the run (never without
+    /// one).
+    pub fn deadline_passed(&self, elapsed: Duration) -> bool {
+        self.time_left(elapsed).is_some_and(|left| left.is_zero())
+    }
+
+    /// Whether a wait of `wait` from `elapsed` after the start of the run would end at or past
+    /// the deadline (never without one).
+    pub fn ends_past_deadline(&self, elapsed: Duration, wait: Duration) -> bool {
+        self.time_left(elapsed).is_some_and(|left| wait >= left)
+    }
+
     /// Whether [`GiveUpRule::next_delay`] will give up however the next attempt ends, when that
     /// attempt starts `elapsed` after the start of the run: the retries are used up, or the
     /// deadline comes before the least delay the schedule can draw next
@@ -89,9 +108,7 @@ impl GiveUpRule {
         if self.limits.max_retries.is_some_and(|m| self.granted >= m) {
             return true;
         }
-        self.limits
-            .deadline
-            .is_some_and(|d| elapsed.saturating_add(self.schedule.least_next_delay()) >= d)
+        self.ends_past_deadline(elapsed, self.schedule.least_next_delay())
     }
 
     /// After a failed attempt, `elapsed` after the start of the run: the delay before the next
@@ -116,18 +133,14 @@ impl GiveUpRule {
         if self.limits.max_retries.is_some_and(|m| self.granted >= m) {
             return Err(GiveUp::RetriesUsedUp);
         }
-        if self.limits.deadline.is_some_and(|d| elapsed >= d) {
+        if self.deadline_passed(elapsed) {
             return Err(GiveUp::DeadlinePassed);
         }
         let mut delay = self.schedule.next_delay(rng);
         if let Some(floor) = at_least {
             delay = delay.max(floor);
         }
-        if self
-            .limits
-            .deadline
-            .is_some_and(|d| elapsed.saturating_add(delay) >= d)
-        {
+        if self.ends_past_deadline(elapsed, delay) {
             return Err(GiveUp::DelayPastDeadline(delay));
         }
         self.granted += 1;
@@ -212,6 +225,29 @@ mod tests {
             doubling(limits).next_delay(SECS(1), Some(Duration::MAX), &mut rng),
             Err(GiveUp::DelayPastDeadline(Duration::MAX))
         );
+    }
+
+    #[test]
+    fn the_deadline_is_judged_by_the_time_left() {
+        let limits = Limits {
+            max_retries: None,
+            deadline: Some(SECS(10)),
+        };
+        let rule = doubling(limits);
+        assert_eq!(rule.time_left(SECS(4)), Some(SECS(6)));
+        assert_eq!(rule.time_left(SECS(12)), Some(SECS(0)));
+        assert!(!rule.deadline_passed(Duration::from_millis(9999)));
+        assert!(rule.deadline_passed(SECS(10)));
+        assert!(rule.ends_past_deadline(SECS(4), SECS(6)));
+        assert!(!rule.ends_past_deadline(SECS(4), Duration::from_millis(5999)));
+        assert!(rule.ends_past_deadline(SECS(4), Duration::MAX));
+        let none = doubling(Limits {
+            max_retries: None,
+            deadline: None,
+        });
+        assert_eq!(none.time_left(SECS(4)), None);
+        assert!(!none.deadline_passed(Duration::MAX));
+        assert!(!none.ends_past_deadline(Duration::MAX, Duration::MAX));
     }
 
     #[test]

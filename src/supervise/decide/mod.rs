@@ -35,7 +35,7 @@ use rand::Rng;
 use super::exit_for;
 use super::hints::checked;
 use crate::codes::Verdict;
-use crate::config::Shape;
+use crate::config::{Rules, Shape};
 use crate::held::Stream;
 use crate::hints::HintSource;
 use crate::http_status::HttpStatuses;
@@ -66,34 +66,16 @@ pub(super) struct Facts<'f> {
     pub replay_lost: Option<&'f str>,
     /// The wait a server's hint asks for from now, and where it came from.
     pub hint: Option<(Duration, HintSource)>,
-    /// `--max-hint`: a hint asking for more makes retry give up.
-    pub max_hint: Duration,
     /// The budget's shared cooldown still to wait (`--budget`), if any.
     pub cooldown: Option<Duration>,
     /// Why the budget refuses a retry, if it does.
     pub budget_refusal: Option<&'f crate::budget::Refusal>,
     /// Time since the run started.
     pub elapsed: Duration,
-    /// Time left until `--deadline`: `None` without one, zero once it has passed.
-    pub time_left: Option<Duration>,
-    /// The loop's shape.
-    pub shape: Shape,
-    /// The first delay as written (`--successes` waits it between successes).
-    pub base: Duration,
-    /// `--preserve-status`.
-    pub preserve_status: bool,
     /// The status of the last HTTP response in its output (`--http-hints`), if one was read.
     pub http_status: Option<u16>,
-    /// `--http-retry-on`: the HTTP statuses of a failed attempt that are retried; `None` when
-    /// not given: the default set, and any status with a server's hint.
-    pub http_retry_on: Option<HttpStatuses>,
-    /// `--stop-on` names 0: with `--forever`, a run that exits 0 ends the loop (systemd's
-    /// `Restart=on-failure`).
-    pub success_stops: bool,
-    /// `--max-retries` (`None`: unlimited); with `--forever`, the short runs in a row allowed.
-    pub max_retries: Option<u64>,
-    /// `--reset-after`, as the run applies it (`--forever`'s crash loop counts runs shorter).
-    pub reset_after: Option<Duration>,
+    /// What the decision reads of the run's settings, built once ([`Rules`]).
+    pub rules: &'f Rules,
 }
 
 /// The successes in a row of `--successes`: the current streak and the longest seen.
@@ -189,7 +171,9 @@ pub(super) fn decide<R: Rng + ?Sized>(
 ) -> Decision {
     match judge(facts, rule, streak, rng) {
         // A --stop-if-output match is the user's own stop: the run's status stands.
-        Decision::End(ending) if !facts.stop_match => Decision::End(settled(facts.shape, ending)),
+        Decision::End(ending) if !facts.stop_match => {
+            Decision::End(settled(facts.rules.shape, ending))
+        }
         other => other,
     }
 }
@@ -241,7 +225,7 @@ fn judge<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Decision {
     let f = facts;
-    let exit = exit_for(f.outcome, f.output_failed, f.preserve_status);
+    let exit = exit_for(f.outcome, f.output_failed, f.rules.preserve_status);
     if let Some(signal) = f.interrupted {
         // With --forever the signal alone ends the run (the command would have run on): retry
         // dies of it whatever the last run did, as a service manager expects of a clean stop.
@@ -249,7 +233,7 @@ fn judge<R: Rng + ?Sized>(
         // without --forever.
         let timed_out =
             signal == crate::signals::ALARM && matches!(f.outcome, Outcome::Stopped { .. });
-        let exit = if f.shape == Shape::Forever && !timed_out {
+        let exit = if f.rules.shape == Shape::Forever && !timed_out {
             Exit::Signal(signal)
         } else {
             exit
@@ -260,9 +244,9 @@ fn judge<R: Rng + ?Sized>(
         return give_up(Reason::CannotRun, exit, false).into();
     }
     let succeeded = f.verdict == Verdict::Success;
-    match f.shape {
+    match f.rules.shape {
         Shape::Plain | Shape::Forever => {}
-        Shape::Streak(needed) if succeeded => return streak_goes_on(f, streak, needed),
+        Shape::Streak(needed) if succeeded => return streak_goes_on(f, rule, streak, needed),
         Shape::Streak(_) => streak.current = 0,
         Shape::UntilFail if succeeded => return rerun(f, rule, rng),
         Shape::UntilFail => {
@@ -280,7 +264,7 @@ fn judge<R: Rng + ?Sized>(
         }
     }
     // `--forever` runs a success again too, through the same checks and delays as a failure.
-    if succeeded && (f.shape != Shape::Forever || f.success_stops) {
+    if succeeded && (f.rules.shape != Shape::Forever || f.rules.success_stops) {
         return Decision::End(Ending::Succeed);
     }
     let status = f.outcome.status();
@@ -290,7 +274,7 @@ fn judge<R: Rng + ?Sized>(
     if f.verdict == Verdict::Stop {
         return give_up(Reason::StatusNotRetried(status), exit, true).into();
     }
-    let (http_retried, hint_retries) = match f.http_retry_on {
+    let (http_retried, hint_retries) = match f.rules.http_retry_on {
         Some(set) => (set, false),
         None => (HttpStatuses::default(), f.hint.is_some()),
     };
@@ -322,10 +306,13 @@ fn judge<R: Rng + ?Sized>(
     };
     let delay = match rule.next_delay(f.elapsed, floor, rng) {
         Ok(delay) => delay,
-        Err(GiveUp::RetriesUsedUp) if f.shape == Shape::Forever => {
+        Err(GiveUp::RetriesUsedUp) if f.rules.shape == Shape::Forever => {
             let reason = Reason::CrashLoop {
-                runs: f.max_retries.map_or(u64::MAX, |n| n.saturating_add(1)),
-                reset_after: f.reset_after,
+                runs: f
+                    .rules
+                    .max_retries
+                    .map_or(u64::MAX, |n| n.saturating_add(1)),
+                reset_after: f.rules.reset_after,
             };
             return give_up(reason, exit, true).into();
         }
@@ -334,7 +321,7 @@ fn judge<R: Rng + ?Sized>(
     if let Some(why) = f.budget_refusal {
         return give_up(Reason::Budget(why.clone()), exit, true).into();
     }
-    match checked(delay, f.hint, f.max_hint).map(|w| w.hint) {
+    match checked(delay, f.hint, f.rules.max_hint).map(|w| w.hint) {
         Ok(hint) => Decision::Again {
             next: Next::Retry,
             delay,
@@ -370,14 +357,14 @@ fn short(streak: &Streak, current: u64, needed: u64) -> Option<StreakCut> {
 }
 
 /// `--successes needed`: a success.
-fn streak_goes_on(f: &Facts<'_>, streak: &mut Streak, needed: u64) -> Decision {
+fn streak_goes_on(f: &Facts<'_>, rule: &GiveUpRule, streak: &mut Streak, needed: u64) -> Decision {
     let current = streak.current + 1;
     streak.current = current;
     streak.longest = streak.longest.max(current);
     if current >= needed {
         return Decision::End(Ending::StreakDone { needed });
     }
-    let delay = f.base;
+    let delay = f.rules.base;
     let timed_out = |reason: Reason| Ending::GiveUp {
         reason,
         exit: Exit::Code(TIMED_OUT.into()),
@@ -385,9 +372,11 @@ fn streak_goes_on(f: &Facts<'_>, streak: &mut Streak, needed: u64) -> Decision {
         streak: short(streak, current, needed),
         lost: None,
     };
-    match f.time_left {
+    match rule.time_left(f.elapsed) {
         Some(left) if left.is_zero() => timed_out(Reason::DeadlinePassed).into(),
-        Some(left) if delay >= left => timed_out(Reason::WaitPastDeadline(delay)).into(),
+        _ if rule.ends_past_deadline(f.elapsed, delay) => {
+            timed_out(Reason::WaitPastDeadline(delay)).into()
+        }
         _ => Decision::Again {
             next: Next::Streak { current, needed },
             delay,
@@ -413,7 +402,7 @@ fn rerun<R: Rng + ?Sized>(f: &Facts<'_>, rule: &mut GiveUpRule, rng: &mut R) -> 
         Ok(delay) => delay,
         Err(why) => return no_failure(Reason::Rule(why)).into(),
     };
-    match checked(delay, f.hint, f.max_hint).map(|w| w.hint) {
+    match checked(delay, f.hint, f.rules.max_hint).map(|w| w.hint) {
         Ok(_) => Decision::Again {
             next: Next::Rerun,
             delay,

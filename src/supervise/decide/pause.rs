@@ -1,19 +1,24 @@
 //! After the pause before the next attempt (its `--on-retry` hook, its wait): the checks that
 //! may still end the run ([`after_pause`]): the deadline, a failed hook, a lost recording of
-//! stdin. Pure, as [`super::decide`] is.
+//! stdin, the budget's refusal right before the next attempt. Pure, as [`super::decide`] is:
+//! with it, the one place that ends a run after an attempt.
 
 use super::{Ending, Next, Streak, give_up, short, stdin_lost};
-use crate::observe::reasons::Reason;
+use crate::observe::reasons::{Reason, Refusal};
 use crate::status::{Exit, TIMED_OUT};
 
 /// What the run knows after the pause before the next attempt: after its `--on-retry` hook
 /// (`hook_failed`: it failed and `--stop-on-hook-failure` is on), or after its wait.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(in crate::supervise) enum Pause {
     /// The `--on-retry` hook ended.
     Hook { hook_failed: bool },
     /// The wait ended.
     Wait,
+    /// Right before the next attempt, the budget (`--budget`) refuses it: its breaker opened
+    /// meanwhile, or another run set a shared cooldown past the deadline or longer than
+    /// `--max-hint`.
+    Refused(Refusal),
 }
 
 /// Whether the run ends after the pause `pause` before attempt `attempt + 1` of the loop
@@ -33,6 +38,8 @@ pub(in crate::supervise) fn after_pause(
         reason,
     };
     match (next, pause) {
+        (Next::Rerun, Pause::Refused(refusal)) => Some(no_failure(Reason::Budget(refusal))),
+        (_, Pause::Refused(refusal)) => Some(give_up(Reason::Budget(refusal), exit, false)),
         (Next::Retry, Pause::Hook { .. }) if deadline_passed => {
             Some(give_up(Reason::DeadlineDuringHook, exit, false))
         }

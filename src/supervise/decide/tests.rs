@@ -9,7 +9,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use super::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, decide, verdict};
 use crate::codes::Verdict;
-use crate::config::Shape;
+use crate::config::{Rules, Shape};
 use crate::hints::HintSource;
 use crate::observe::reasons::{Reason, StdinLost, StreakCut};
 use crate::process::{Ended, Outcome, StopReason};
@@ -51,20 +51,32 @@ pub(super) fn facts(outcome: &Outcome) -> Facts<'_> {
         reader_gone: None,
         replay_lost: None,
         hint: None,
-        max_hint: SECS(3600),
         cooldown: None,
         budget_refusal: None,
         elapsed: SECS(0),
-        time_left: None,
-        shape: Shape::Plain,
-        base: SECS(1),
-        preserve_status: false,
         http_status: None,
-        http_retry_on: None,
-        success_stops: false,
-        max_retries: Some(2),
-        reset_after: None,
+        rules: &RULES,
     }
+}
+
+/// The settings of a plain loop of 2 retries, a first delay of 1s and `--max-hint 1h`.
+pub(super) const RULES: Rules = Rules {
+    shape: Shape::Plain,
+    max_retries: Some(2),
+    base: SECS_1,
+    preserve_status: false,
+    success_stops: false,
+    http_retry_on: None,
+    max_hint: Duration::from_secs(3600),
+    reset_after: None,
+};
+const SECS_1: Duration = Duration::from_secs(1);
+
+/// `f` with its settings changed by `change` (the settings outlive the test: leaked).
+pub(super) fn set(f: &mut Facts<'_>, change: impl FnOnce(&mut Rules)) {
+    let mut rules = *f.rules;
+    change(&mut rules);
+    f.rules = Box::leak(Box::new(rules));
 }
 
 pub(super) fn run(facts: &Facts<'_>, rule: &mut GiveUpRule, streak: &mut Streak) -> Decision {
@@ -299,7 +311,7 @@ fn a_stopped_attempt_ends_with_124_or_by_kill_or_its_own_status_with_preserve() 
         Exit::Signal(crate::signal_names::KILL)
     );
     let mut f = facts(&term);
-    f.preserve_status = true;
+    set(&mut f, |r| r.preserve_status = true);
     assert_eq!(exit(&f, &mut r), Exit::Signal(15));
 }
 
@@ -376,6 +388,34 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
     assert_eq!(
         after_pause(Next::Retry, Pause::Wait, 1, exit, false, None, &none),
         None
+    );
+}
+
+#[test]
+fn the_budget_refusing_the_next_attempt_ends_the_run_in_the_decision() {
+    let none = Streak::default();
+    let exit = Exit::Code(7);
+    let open = crate::budget::Refusal::BreakerOpen {
+        key: crate::types::BudgetKey::new(b"api".to_vec()).unwrap(),
+        until_ms: 1_767_225_600_000,
+    };
+    let refused = Pause::Refused(open.clone());
+    assert_eq!(
+        after_pause(Next::Retry, refused.clone(), 3, exit, false, None, &none),
+        Some(Ending::GiveUp {
+            reason: Reason::Budget(open.clone()),
+            exit,
+            failed_first: false,
+            streak: None,
+            lost: None,
+        })
+    );
+    assert_eq!(
+        after_pause(Next::Rerun, refused, 3, Exit::Code(0), false, None, &none),
+        Some(Ending::NoFailure {
+            runs: 3,
+            reason: Reason::Budget(open),
+        })
     );
 }
 

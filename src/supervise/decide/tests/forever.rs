@@ -6,8 +6,8 @@ use super::*;
 /// The facts of a `--forever` run's attempt ending with `outcome`, `-n 2`, `--reset-after 1m`.
 fn forever(outcome: &Outcome) -> Facts<'_> {
     let mut f = facts(outcome);
-    f.shape = Shape::Forever;
-    f.reset_after = Some(SECS(60));
+    set(&mut f, |r| r.shape = Shape::Forever);
+    set(&mut f, |r| r.reset_after = Some(SECS(60)));
     f
 }
 
@@ -16,7 +16,7 @@ fn a_success_runs_again_after_the_schedule_s_delays_which_grow() {
     let mut r = rule(None);
     let mut streak = Streak::default();
     let mut f = forever(&OK);
-    f.max_retries = None;
+    set(&mut f, |r| r.max_retries = None);
     let delays: Vec<_> = (0..8)
         .map(|_| match run(&f, &mut r, &mut streak) {
             Decision::Again {
@@ -64,8 +64,8 @@ fn n_plus_one_short_runs_in_a_row_are_a_crash_loop_that_ends_with_the_last_statu
         )
     );
     let mut f = forever(&Outcome::Exited(3));
-    f.reset_after = None;
-    f.max_retries = Some(0);
+    set(&mut f, |r| r.reset_after = None);
+    set(&mut f, |r| r.max_retries = Some(0));
     assert_eq!(
         run(&f, &mut rule(Some(0)), &mut streak),
         gives_up(
@@ -163,10 +163,10 @@ fn a_command_that_cannot_be_run_is_not_run_again() {
 #[test]
 fn stop_on_0_ends_it_after_a_run_that_exits_0_with_0() {
     let mut f = forever(&OK);
-    f.success_stops = true;
+    set(&mut f, |r| r.success_stops = true);
     assert_eq!(once(&f), Decision::End(Ending::Succeed));
     let mut f = forever(&FAILED);
-    f.success_stops = true;
+    set(&mut f, |r| r.success_stops = true);
     assert_eq!(
         once(&f),
         again(Next::Retry, SECS(1), None),

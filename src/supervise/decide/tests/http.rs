@@ -41,7 +41,7 @@ fn a_failure_after_a_status_that_is_no_error_is_retried() {
     for code in [100, 200, 204, 206, 301, 302, 304, 399] {
         let mut f = curl_failed(Some(code));
         assert_eq!(once(&f), again(Next::Retry, SECS(1), None), "{code}");
-        f.http_retry_on = Some("404".parse().unwrap());
+        set(&mut f, |r| r.http_retry_on = Some("404".parse().unwrap()));
         assert_eq!(
             once(&f),
             again(Next::Retry, SECS(1), None),
@@ -60,17 +60,17 @@ fn with_the_default_set_a_status_whose_server_said_when_is_retried_then() {
         again(Next::Retry, SECS(30), Some(HintSource::XRateLimitReset))
     );
     // A set given is kept to: the user left 403 out.
-    f.http_retry_on = Some("403".parse().unwrap());
+    set(&mut f, |r| r.http_retry_on = Some("403".parse().unwrap()));
     assert_eq!(
         once(&f),
         again(Next::Retry, SECS(30), Some(HintSource::XRateLimitReset))
     );
-    f.http_retry_on = Some("5xx".parse().unwrap());
+    set(&mut f, |r| r.http_retry_on = Some("5xx".parse().unwrap()));
     assert_eq!(
         once(&f),
         gives_up(Reason::HttpNotRetried(403), Exit::Code(22), true)
     );
-    f.http_retry_on = None;
+    set(&mut f, |r| r.http_retry_on = None);
     // A hint past --max-hint still makes retry give up, saying so.
     f.hint = Some((SECS(7200), HintSource::RetryAfter));
     assert_eq!(
@@ -95,7 +95,7 @@ fn a_failure_without_a_status_line_is_retried() {
 #[test]
 fn any_retries_every_status() {
     let mut f = curl_failed(Some(404));
-    f.http_retry_on = Some("any".parse().unwrap());
+    set(&mut f, |r| r.http_retry_on = Some("any".parse().unwrap()));
     assert_eq!(once(&f), again(Next::Retry, SECS(1), None));
 }
 
@@ -138,7 +138,7 @@ fn a_stop_signal_comes_before_the_status() {
 #[test]
 fn with_forever_a_status_outside_the_set_ends_the_run_too() {
     let mut f = curl_failed(Some(404));
-    f.shape = Shape::Forever;
+    set(&mut f, |r| r.shape = Shape::Forever);
     assert_eq!(
         once(&f),
         gives_up(Reason::HttpNotRetried(404), Exit::Code(22), true)

@@ -9,8 +9,8 @@ fn successes_in_a_row_wait_the_first_delay_then_end_the_run() {
     let mut r = rule(Some(2));
     let mut streak = Streak::default();
     let mut f = facts(&OK);
-    f.shape = Shape::Streak(2);
-    f.base = SECS(3);
+    set(&mut f, |r| r.shape = Shape::Streak(2));
+    set(&mut f, |r| r.base = SECS(3));
     let first = run(&f, &mut r, &mut streak);
     assert_eq!(
         first,
@@ -24,12 +24,9 @@ fn successes_in_a_row_wait_the_first_delay_then_end_the_run() {
         )
     );
     // A failure ends the streak and is retried the usual way.
-    let failed = facts(&FAILED);
-    let mut failed = Facts {
-        shape: Shape::Streak(2),
-        ..failed
-    };
-    failed.base = SECS(3);
+    let mut failed = facts(&FAILED);
+    set(&mut failed, |r| r.shape = Shape::Streak(2));
+    set(&mut failed, |r| r.base = SECS(3));
     assert_eq!(
         run(&failed, &mut r, &mut streak),
         again(Next::Retry, SECS(1), None)
@@ -51,16 +48,25 @@ fn successes_in_a_row_wait_the_first_delay_then_end_the_run() {
 #[test]
 fn a_streak_the_deadline_cuts_ends_with_124() {
     let mut f = facts(&OK);
-    f.shape = Shape::Streak(3);
-    f.base = SECS(3);
-    f.time_left = Some(Duration::ZERO);
+    set(&mut f, |r| r.shape = Shape::Streak(3));
+    set(&mut f, |r| r.base = SECS(3));
+    // The give-up rule judges the deadline: 10s from the start.
+    let ten = || {
+        let policy = Policy::new(SECS(1), 2.0, SECS(60), Jitter::None).unwrap();
+        let limits = Limits {
+            max_retries: Some(2),
+            deadline: Some(SECS(10)),
+        };
+        GiveUpRule::new(policy.schedule(), limits)
+    };
+    f.elapsed = SECS(10);
     assert_eq!(
-        once(&f),
+        run(&f, &mut ten(), &mut Streak::default()),
         gives_up(Reason::DeadlinePassed, Exit::Code(TIMED_OUT.into()), false)
     );
-    f.time_left = Some(SECS(2));
+    f.elapsed = SECS(8);
     assert_eq!(
-        once(&f),
+        run(&f, &mut ten(), &mut Streak::default()),
         gives_up(
             Reason::WaitPastDeadline(SECS(3)),
             Exit::Code(TIMED_OUT.into()),
@@ -73,7 +79,7 @@ fn a_streak_the_deadline_cuts_ends_with_124() {
         longest: 2,
     };
     assert_eq!(
-        run(&f, &mut rule(None), &mut streak),
+        run(&f, &mut ten(), &mut streak),
         Decision::End(Ending::GiveUp {
             reason: Reason::WaitPastDeadline(SECS(3)),
             exit: Exit::Code(TIMED_OUT.into()),
@@ -90,7 +96,7 @@ fn a_streak_the_deadline_cuts_ends_with_124() {
 #[test]
 fn until_fail_reruns_a_success_and_ends_at_the_first_failure() {
     let mut f = facts(&OK);
-    f.shape = Shape::UntilFail;
+    set(&mut f, |r| r.shape = Shape::UntilFail);
     let mut r = rule(Some(1));
     let mut streak = Streak::default();
     assert_eq!(
@@ -106,7 +112,7 @@ fn until_fail_reruns_a_success_and_ends_at_the_first_failure() {
         })
     );
     let mut f = facts(&FAILED);
-    f.shape = Shape::UntilFail;
+    set(&mut f, |r| r.shape = Shape::UntilFail);
     assert_eq!(
         once(&f),
         Decision::End(Ending::UntilFailFailed {
@@ -121,7 +127,7 @@ fn until_fail_reruns_a_success_and_ends_at_the_first_failure() {
         ended: Ended::Signaled(15),
     };
     let mut f = facts(&deadline);
-    f.shape = Shape::UntilFail;
+    set(&mut f, |r| r.shape = Shape::UntilFail);
     f.attempt = 4;
     assert_eq!(
         once(&f),
