@@ -15,6 +15,7 @@ use retry_tool_simulate::Mode;
 use strum::VariantArray;
 
 use super::backoff::JitterArg;
+use super::flags::Flag;
 
 /// The flags under the "Simulation" heading, flattened into [`super::Cli`]. None of them
 /// reads the environment; all but `--simulate` need `--simulate`.
@@ -112,7 +113,7 @@ impl SimulateArgs {
     /// The list of modes a simulation's `--jitter` gave ([`SimulateArgs::jitter_as_modes`]),
     /// taken out of `matches` before the rest is read into [`super::Cli`].
     pub fn take_modes(matches: &mut clap::ArgMatches) -> Option<Vec<Mode>> {
-        matches.remove_one::<Vec<Mode>>("jitter")
+        matches.remove_one::<Vec<Mode>>(Flag::Jitter.id())
     }
 
     /// `--jitter` as every line is read first: one [`JitterArg`], refused as clap refuses any
@@ -127,7 +128,7 @@ impl SimulateArgs {
     /// What a run's `--jitter` gave ([`SimulateArgs::jitter_for_a_run`]), taken out of
     /// `matches` before the rest is read into [`super::Cli`].
     pub fn take_run_jitter(matches: &mut clap::ArgMatches) -> Option<RunJitter> {
-        matches.remove_one::<RunJitter>("jitter")
+        matches.remove_one::<RunJitter>(Flag::Jitter.id())
     }
 }
 

@@ -16,7 +16,7 @@ use retry_tool_simulate::{
     write_table,
 };
 
-use crate::cli::{Cli, ModelName, Origins, SimulateArgs};
+use crate::cli::{Cli, Flag, ModelName, Origins, SimulateArgs};
 use crate::config::{self, Backoff};
 use crate::status::Exit;
 
@@ -68,7 +68,7 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
         // `run_cli` sends it to its own path.
         (ModelName::FailureRate, None) => bail!("--model failure-rate is not a contention model"),
     };
-    let modes = config::by_precedence(&cli, origins, "jitter", args.modes.clone(), |s| {
+    let modes = config::by_precedence(&cli, origins, Flag::Jitter, args.modes.clone(), |s| {
         s.jitter.map(|j| vec![Mode::from(j)])
     })
     .unwrap_or_else(|| SimSpec::aws_blog(clients).modes);

@@ -18,7 +18,7 @@ use retry_tool_simulate::failure_rate::{
 };
 use retry_tool_simulate::{Mode, SpecError};
 
-use crate::cli::{Cli, Origins};
+use crate::cli::{Cli, Flag, Origins};
 use crate::config::{self, Backoff, DEFAULT_MAX_RETRIES};
 
 use super::common::{count_without_command, create_plot, curve, print, write_plot};
@@ -66,7 +66,7 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
              to 1)"
         ),
     };
-    let modes = config::by_precedence(&cli, origins, "jitter", args.modes.clone(), |s| {
+    let modes = config::by_precedence(&cli, origins, Flag::Jitter, args.modes.clone(), |s| {
         s.jitter.map(|j| vec![Mode::from(j)])
     });
     let backoff = Backoff::from_cli(&cli, origins)?;
@@ -79,7 +79,7 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
         Some(&[one]) => one,
         Some(list) => {
             let names: Vec<&str> = list.iter().map(|m| m.name()).collect();
-            let from = if origins.is_env("jitter") {
+            let from = if origins.is_env(Flag::Jitter) {
                 " (from RETRY_JITTER)"
             } else {
                 ""
