@@ -281,7 +281,10 @@ mod tests {
         };
         let (kind, run) = parsed(&["-j", "equal", "true"]);
         assert_eq!(kind, Kind::Run);
-        assert_eq!(run.unwrap().cli.backoff.jitter, Some(JitterArg::Equal));
+        assert_eq!(
+            run.unwrap().cli.backoff.jitter,
+            Some(JitterArg(retry_tool_backoff::Jitter::Equal))
+        );
         let (kind, sim) = parsed(&["-j", "no-backoff,full", "--simulate", "3"]);
         assert_eq!(kind, Kind::Simulate);
         let cli = sim.unwrap().cli;

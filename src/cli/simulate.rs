@@ -145,7 +145,7 @@ impl RunJitter {
     /// The value as a simulation's list of modes.
     pub fn modes(self) -> Vec<Mode> {
         match self {
-            RunJitter::One(one) => vec![Mode::from(crate::backoff::Jitter::from(one))],
+            RunJitter::One(one) => vec![Mode::from(one.0)],
             RunJitter::ForSimulate(modes) => modes,
         }
     }
@@ -153,7 +153,7 @@ impl RunJitter {
     /// The names of the modes, comma-separated, as `--jitter` takes them.
     pub fn names(&self) -> String {
         match self {
-            RunJitter::One(one) => super::names::value_name(one),
+            RunJitter::One(one) => one.0.name().to_string(),
             RunJitter::ForSimulate(modes) => {
                 let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
                 names.join(",")

@@ -4,7 +4,6 @@
 
 use crate::cli::{Cli, Flag, Origins, value_name};
 use crate::preset::{Preset, Settings};
-use retry_tool_backoff::Jitter;
 
 /// Where a backoff or stopping setting took its value from: named in error messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +62,7 @@ fn settings_of(cli: &Cli, keep: impl Fn(Flag) -> bool) -> Settings {
         base: only(keep(Flag::Base), b.base),
         multiplier: only(keep(Flag::Multiplier), b.multiplier),
         cap: only(keep(Flag::Cap), b.cap),
-        jitter: only(keep(Flag::Jitter), b.jitter.map(Jitter::from)),
+        jitter: only(keep(Flag::Jitter), b.jitter.map(|arg| arg.0)),
         max_retries: only(keep(Flag::MaxRetries), s.max_retries),
         deadline: only(keep(Flag::Deadline), s.deadline),
     }
