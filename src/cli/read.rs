@@ -264,6 +264,7 @@ fn from_matches(
 
 #[cfg(test)]
 mod tests {
+    use retry_tool_backoff::Jitter;
     use retry_tool_simulate::Mode;
 
     use super::super::{JitterArg, parse_hermetic};
@@ -283,12 +284,15 @@ mod tests {
         assert_eq!(kind, Kind::Run);
         assert_eq!(
             run.unwrap().cli.backoff.jitter,
-            Some(JitterArg(retry_tool_backoff::Jitter::Equal))
+            Some(JitterArg(Jitter::Equal))
         );
         let (kind, sim) = parsed(&["-j", "no-backoff,full", "--simulate", "3"]);
         assert_eq!(kind, Kind::Simulate);
         let cli = sim.unwrap().cli;
-        assert_eq!(cli.simulate.modes, Some(vec![Mode::NoBackoff, Mode::Full]));
+        assert_eq!(
+            cli.simulate.modes,
+            Some(vec![Mode::NoBackoff, Mode::Backoff(Jitter::Full)])
+        );
         assert_eq!(cli.backoff.jitter, None);
         // Shape alone decides: a bad value elsewhere does not hide --simulate.
         assert_eq!(parsed(&["--simulate", "0", "-j", "x"]).0, Kind::Simulate);

@@ -218,6 +218,7 @@ fn refill(throttle: &retry_tool_backoff::Throttle) -> String {
 mod tests {
     use super::*;
     use crate::cli::{self, Stop};
+    use retry_tool_backoff::Jitter;
 
     /// Prepares `args` (after `retry`) as the command line would, reading no `RETRY_*`
     /// variable.
@@ -237,7 +238,7 @@ mod tests {
             .unwrap()
             .spec;
         assert_eq!(spec.max_retries, Some(5));
-        assert_eq!(spec.mode, Mode::Full);
+        assert_eq!(spec.mode, Mode::Backoff(Jitter::Full));
         assert_eq!((spec.requests, spec.failure_rate, spec.seed), (7, 0.25, 3));
         assert_eq!(spec.policy.base().as_secs(), 1);
         let spec = job("--simulate 7 --model failure-rate --failure-rate 0 -n 2 -j no-backoff")
