@@ -60,7 +60,7 @@ pub(super) fn listed_policy(
         );
     }
     let jitter = pick(layers, |s| s.jitter).map_or(Jitter::None, |v| v.0);
-    Policy::listed(&list.delays, jitter).map_err(|e| anyhow::anyhow!("--delays: {e}"))
+    Policy::listed(&list.delays, jitter).map_err(|e| anyhow::anyhow!("{}: {e}", Flag::Delays))
 }
 
 /// The shape of the loop and the lock, from `--successes`, `--until-fail`, `--forever`,
@@ -80,16 +80,26 @@ pub(super) fn from_cli(cli: &Cli, origins: &Origins) -> Result<(Shape, Option<Lo
             Source::given(origins, Flag::Forever).suffix(Flag::Forever)
         );
         if let Some(n) = loops.successes {
-            bail!("--successes ({n}) and {forever} are two different loops: give one of them");
+            bail!(
+                "{} ({n}) and {forever} are two different loops: give one of them",
+                Flag::Successes
+            );
         }
         if loops.until_fail {
-            bail!("--until-fail and {forever} are two different loops: give one of them");
+            bail!(
+                "{} and {forever} are two different loops: give one of them",
+                Flag::UntilFail
+            );
         }
     }
     let shape = match (loops.successes, loops.until_fail) {
         _ if loops.forever => Shape::Forever,
         (Some(n), true) => {
-            bail!("--successes ({n}) and --until-fail are two different loops: give one of them")
+            bail!(
+                "{} ({n}) and {} are two different loops: give one of them",
+                Flag::Successes,
+                Flag::UntilFail
+            )
         }
         (_, true) => {
             until_fail_alone(cli, origins)?;

@@ -5,6 +5,12 @@
 use crate::cli::{Cli, Flag, Origins, value_name};
 use crate::preset::{Preset, Settings};
 
+/// `RETRY_PRESET`, checked when compiling.
+const PRESET_VARIABLE: &str = match Flag::Preset.env() {
+    Some(name) => name,
+    None => panic!("--preset is read from a variable"),
+};
+
 /// Where a backoff or stopping setting took its value from: named in error messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Source {
@@ -46,8 +52,8 @@ impl Source {
             Source::Env => flag
                 .env()
                 .map_or_else(String::new, |env| format!(" from {env}")),
-            Source::Preset(p, false) => format!(" from --preset {}", value_name(&p)),
-            Source::Preset(p, true) => format!(" from RETRY_PRESET={}", value_name(&p)),
+            Source::Preset(p, false) => format!(" from {} {}", Flag::Preset, value_name(&p)),
+            Source::Preset(p, true) => format!(" from {PRESET_VARIABLE}={}", value_name(&p)),
         }
     }
 }
