@@ -13,6 +13,18 @@ macro_rules! flags {
     ($($flag:ident: $id:literal, $long:literal $(, $env:literal)?;)*) => {
         /// One flag of retry's command line (clap's own `--help` and `--version` included).
         /// Written `--long-name` by [`fmt::Display`].
+        ///
+        /// ```
+        /// use retry::cli::Flag;
+        /// assert_eq!(Flag::BudgetStore.env(), Some("RETRY_BUDGET_STORE"));
+        /// ```
+        ///
+        /// A misspelt flag is no "not given" at run time, but a build error:
+        ///
+        /// ```compile_fail
+        /// use retry::cli::Flag;
+        /// assert_eq!(Flag::BudgetStor.env(), Some("RETRY_BUDGET_STORE"));
+        /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Flag {
             $(
