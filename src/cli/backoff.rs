@@ -4,12 +4,11 @@
 // The doc comments below are the help text, written for a terminal: `RETRY_<FLAG>` is not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
-use std::fmt;
 use std::time::Duration;
 
+use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 
-use super::names::value_name;
 use crate::duration::{is_unlimited, parse_duration, too_large};
 use crate::preset::Preset;
 use retry_tool_backoff::Jitter;
@@ -95,55 +94,55 @@ pub struct BackoffArgs {
     pub seed: Option<u64>,
 }
 
-/// `--jitter` of a run: a [`Jitter`] mode, named as clap derives it from the variant. Each
-/// description stands alone (the completions show it beside the name, without `--help`'s
-/// definition of v), in words: "the exponential delay" is min(cap, base * multiplier^n).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum JitterArg {
-    /// the exponential delay, min(cap, base * multiplier^n), with no randomness
-    None,
-    /// random from 0 to the exponential delay: the AWS Architecture Blog's recommendation
-    Full,
-    /// half the exponential delay, plus a random part up to the other half
-    Equal,
-    /// random from base to 3 times the previous delay, at most cap
-    Decorrelated,
-    /// base * multiplier^n plus a random part up to base, at most cap: Google Cloud's guides
-    Additive,
-    /// the exponential delay, 20% more or less at random, at most cap: gRPC connection backoff
-    Proportional,
-}
+/// `--jitter` of a run: one [`Jitter`] mode, by the name the mode has ([`Jitter::name`]), in the
+/// order of [`Jitter::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JitterArg(pub Jitter);
 
-impl From<JitterArg> for Jitter {
-    fn from(arg: JitterArg) -> Jitter {
-        match arg {
-            JitterArg::None => Jitter::None,
-            JitterArg::Full => Jitter::Full,
-            JitterArg::Equal => Jitter::Equal,
-            JitterArg::Decorrelated => Jitter::Decorrelated,
-            JitterArg::Additive => Jitter::Additive,
-            JitterArg::Proportional => Jitter::Proportional,
+/// Every [`JitterArg`], one per mode of [`Jitter::ALL`].
+static JITTER_ARGS: [JitterArg; Jitter::ALL.len()] = {
+    let mut args = [JitterArg(Jitter::None); Jitter::ALL.len()];
+    let mut i = 0;
+    while i < args.len() {
+        args[i] = JitterArg(Jitter::ALL[i]);
+        i += 1;
+    }
+    args
+};
+
+impl JitterArg {
+    /// What the mode does, beside its name in the completions. Each description stands alone
+    /// (without `--help`'s definition of v), in words: "the exponential delay" is min(cap,
+    /// base * multiplier^n).
+    fn description(self) -> &'static str {
+        match self.0 {
+            Jitter::None => {
+                "the exponential delay, min(cap, base * multiplier^n), with no randomness"
+            }
+            Jitter::Full => {
+                "random from 0 to the exponential delay: the AWS Architecture Blog's recommendation"
+            }
+            Jitter::Equal => "half the exponential delay, plus a random part up to the other half",
+            Jitter::Decorrelated => "random from base to 3 times the previous delay, at most cap",
+            Jitter::Additive => {
+                "base * multiplier^n plus a random part up to base, at most cap: Google Cloud's \
+                 guides"
+            }
+            Jitter::Proportional => {
+                "the exponential delay, 20% more or less at random, at most cap: gRPC connection \
+                 backoff"
+            }
         }
     }
 }
 
-impl From<Jitter> for JitterArg {
-    fn from(jitter: Jitter) -> JitterArg {
-        match jitter {
-            Jitter::None => JitterArg::None,
-            Jitter::Full => JitterArg::Full,
-            Jitter::Equal => JitterArg::Equal,
-            Jitter::Decorrelated => JitterArg::Decorrelated,
-            Jitter::Additive => JitterArg::Additive,
-            Jitter::Proportional => JitterArg::Proportional,
-        }
+impl ValueEnum for JitterArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &JITTER_ARGS
     }
-}
 
-impl fmt::Display for JitterArg {
-    /// The name `--jitter` takes.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&value_name(self))
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()).help(self.description()))
     }
 }
 
@@ -223,6 +222,7 @@ fn parse_multiplier(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::value_name;
 
     #[test]
     fn multiplier_bounds() {
@@ -264,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn jitter_names_are_derived_and_convert_both_ways() {
+    fn jitter_names_are_the_modes_own() {
         let names: Vec<String> = JitterArg::value_variants().iter().map(value_name).collect();
         assert_eq!(
             names,
@@ -277,9 +277,9 @@ mod tests {
                 "proportional"
             ]
         );
-        for &arg in JitterArg::value_variants() {
-            assert_eq!(JitterArg::from(Jitter::from(arg)), arg);
-            assert_eq!(arg.to_string(), value_name(&arg));
+        for (&arg, jitter) in JitterArg::value_variants().iter().zip(Jitter::ALL) {
+            assert_eq!(arg, JitterArg(jitter));
+            assert_eq!(value_name(&arg), jitter.name());
         }
     }
 }

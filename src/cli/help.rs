@@ -7,6 +7,7 @@ use clap::builder::StyledStr;
 use clap::{Arg, CommandFactory};
 
 use super::definition::Cli;
+use super::flags::Flag;
 
 /// A command line and what it does.
 #[derive(Clone, Copy, Debug)]
@@ -144,18 +145,18 @@ pub const EXIT_STATUSES: &[ExitStatus] = &[
 /// mandoc's `man`).
 pub const MANUAL: &str = "retry --generate man | man -l -";
 
-/// The flags `-h` shows (by clap id), in this order of importance; `--help` shows them all.
-const SHORT_FLAGS: &[&str] = &[
-    "max_retries",
-    "deadline",
-    "timeout",
-    "base",
-    "cap",
-    "jitter",
-    "retry_on",
-    "quiet",
-    "help",
-    "version",
+/// The flags `-h` shows, in this order of importance; `--help` shows them all.
+const SHORT_FLAGS: &[Flag] = &[
+    Flag::MaxRetries,
+    Flag::Deadline,
+    Flag::Timeout,
+    Flag::Base,
+    Flag::Cap,
+    Flag::Jitter,
+    Flag::RetryOn,
+    Flag::Quiet,
+    Flag::Help,
+    Flag::Version,
 ];
 
 /// Whether the command line asks for the long help (`--help`) rather than `-h`: a `--help`
@@ -183,8 +184,8 @@ pub fn render(command: clap::Command, long: bool) -> StyledStr {
         return command.render_long_help();
     }
     let mut command = command.mut_args(|arg| {
-        let id = arg.get_id().as_str();
-        if SHORT_FLAGS.contains(&id) || arg.is_positional() {
+        let flag = Flag::from_id(arg.get_id().as_str());
+        if flag.is_some_and(|f| SHORT_FLAGS.contains(&f)) || arg.is_positional() {
             short_arg(arg)
         } else {
             arg.hide_short_help(true)

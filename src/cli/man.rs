@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use clap_mangen::Man;
 use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
+use super::flags::Flag;
 use super::help::{EXAMPLES, EXIT_STATUSES};
 
 /// Writes the man page for `command` (the documented definition) to `out`.
@@ -120,17 +121,16 @@ fn sections(command: &clap::Command) -> Roff {
          too.",
     )]);
     for arg in command.get_arguments() {
-        let (Some(env), Some(long)) = (arg.get_env(), arg.get_long()) else {
+        let Some(flag) = Flag::from_id(arg.get_id().as_str()) else {
+            continue;
+        };
+        let Some(env) = flag.env() else {
             continue;
         };
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
         r.control("TP", []);
-        r.text([
-            bold(env.to_string_lossy()),
-            roman("="),
-            italic(value_name(arg)),
-        ]);
-        r.text([roman(format!("As --{long}: {help}."))]);
+        r.text([bold(env), roman("="), italic(value_name(arg))]);
+        r.text([roman(format!("As {flag}: {help}."))]);
     }
     item(
         &mut r,

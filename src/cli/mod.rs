@@ -20,6 +20,7 @@ mod conditions;
 mod definition;
 mod env;
 mod errors;
+mod flags;
 pub mod generate;
 pub mod help;
 mod hooks;
@@ -43,6 +44,7 @@ pub use self::backoff::{BackoffArgs, DelayList, JitterArg, MAX_DELAYS};
 pub use self::conditions::ConditionArgs;
 pub use self::definition::Cli;
 pub use self::errors::one_line;
+pub use self::flags::Flag;
 pub use self::hooks::HookArgs;
 pub use self::lock::LockArgs;
 pub use self::loops::LoopArgs;
@@ -96,7 +98,7 @@ pub fn log_format_of(args: &[OsString]) -> LogFormat {
     // Every other value is taken as it is, so a bad one does not end clap's reading early.
     env::with_env(Cli::command(), |_| false)
         .mut_args(|arg| {
-            if arg.get_id() != "log_format" && arg.get_action().takes_values() {
+            if arg.get_id() != Flag::LogFormat.id() && arg.get_action().takes_values() {
                 arg.value_parser(clap::builder::ValueParser::os_string())
             } else {
                 arg
@@ -106,7 +108,7 @@ pub fn log_format_of(args: &[OsString]) -> LogFormat {
         .try_get_matches_from(args)
         .ok()
         .and_then(|m| {
-            m.try_get_one::<LogFormat>("log_format")
+            m.try_get_one::<LogFormat>(Flag::LogFormat.id())
                 .ok()
                 .flatten()
                 .copied()

@@ -4,37 +4,49 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::definition::Cli;
+use super::flags::Flag;
 
 /// Which parsed values came from a `RETRY_<FLAG>` environment variable rather than the
-/// command line, by clap argument id (the field name: `base`, `max_retries`, ...).
+/// command line, by [`Flag`], and each value as typed.
 #[derive(Clone, Debug, Default)]
 pub struct Origins {
-    from_env: BTreeSet<String>,
-    /// Each value as typed (on the command line or in its variable), by argument id.
-    typed: BTreeMap<String, String>,
+    from_env: BTreeSet<Flag>,
+    /// Each value as typed (on the command line or in its variable).
+    typed: BTreeMap<Flag, String>,
 }
 
 impl Origins {
-    /// Whether the value of argument `id` came from its environment variable.
-    pub fn is_env(&self, id: &str) -> bool {
-        self.from_env.contains(id)
+    /// Whether the value of `flag` came from its environment variable.
+    pub fn is_env(&self, flag: Flag) -> bool {
+        self.from_env.contains(&flag)
     }
 
-    /// Marks argument `id` as set from its environment variable.
-    pub fn set_env(&mut self, id: &str) {
-        self.from_env.insert(id.to_string());
+    /// Marks `flag` as set from its environment variable.
+    pub fn set_env(&mut self, flag: Flag) {
+        self.from_env.insert(flag);
     }
 
-    /// Forgets argument `id`: its value plays no part (as if its variable were not read).
-    pub fn forget(&mut self, id: &str) {
-        self.from_env.remove(id);
-        self.typed.remove(id);
+    /// Forgets `flag`: its value plays no part (as if its variable were not read).
+    pub fn forget(&mut self, flag: Flag) {
+        self.from_env.remove(&flag);
+        self.typed.remove(&flag);
     }
 
-    /// The value of argument `id` as it was typed, control characters escaped (a message is one
+    /// How a message names where the value of `flag` came from: its variable
+    /// (`RETRY_BUDGET_STORE`) when it came from there, else the flag (`--budget-store`).
+    pub fn name(&self, flag: Flag) -> String {
+        match flag.env() {
+            Some(env) if self.is_env(flag) => env.to_string(),
+            _ => flag.to_string(),
+        }
+    }
+
+    /// The value of `flag` as it was typed, control characters escaped (a message is one
     /// line), for a message that refuses it: `10000y`, not what retry made of it.
-    pub fn typed(&self, id: &str) -> Option<String> {
-        self.typed.get(id).map(|text| crate::escape::escape(text))
+    pub fn typed(&self, flag: Flag) -> Option<String> {
+        self.typed
+            .get(&flag)
+            .map(|text| crate::escape::escape(text))
     }
 
     /// Keeps the value of every flag of `command` that takes one and was given (on the command
@@ -49,13 +61,12 @@ impl Origins {
                 Some(ValueSource::CommandLine | ValueSource::EnvVariable)
             );
             if given
-                && !arg.is_positional()
+                && let Some(flag) = Flag::from_id(id)
                 && arg.get_action().takes_values()
                 && let Ok(Some(mut raw)) = matches.try_get_raw(id)
                 && let Some(last) = raw.next_back()
             {
-                self.typed
-                    .insert(id.to_string(), last.to_string_lossy().into_owned());
+                self.typed.insert(flag, last.to_string_lossy().into_owned());
             }
         }
     }

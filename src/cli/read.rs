@@ -12,6 +12,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 use super::definition::Cli;
 use super::env::{env_error, with_env};
+use super::flags::Flag;
 use super::parsed::{Origins, Parsed, Stop};
 use super::simulate::RunJitter;
 use super::simulate::SimulateArgs;
@@ -135,7 +136,7 @@ impl Kind {
             }
         });
         match probe.try_get_matches_from(args) {
-            Ok(matches) if matches.contains_id("simulate") => Kind::Simulate,
+            Ok(matches) if matches.contains_id(Flag::Simulate.id()) => Kind::Simulate,
             _ => Kind::Run,
         }
     }
@@ -146,14 +147,14 @@ impl Kind {
             // `mut_args` keeps the order of the arguments (and so of the help); `mut_arg`
             // would move `--jitter` last.
             Kind::Run => Cli::command().mut_args(|arg| {
-                if arg.get_id() == "jitter" {
+                if arg.get_id() == Flag::Jitter.id() {
                     SimulateArgs::jitter_for_a_run(arg)
                 } else {
                     arg
                 }
             }),
             Kind::Simulate => Cli::command().mut_args(|arg| {
-                if arg.get_id() == "jitter" {
+                if arg.get_id() == Flag::Jitter.id() {
                     SimulateArgs::jitter_as_modes(arg)
                 } else {
                     arg
@@ -217,12 +218,14 @@ fn from_matches(
     let mut origins = Origins::default();
     for arg in command.get_arguments() {
         let id = arg.get_id().as_str();
-        if matches.value_source(id) == Some(ValueSource::EnvVariable) {
-            origins.set_env(id);
+        if matches.value_source(id) == Some(ValueSource::EnvVariable)
+            && let Some(flag) = Flag::from_id(id)
+        {
+            origins.set_env(flag);
         }
     }
     origins.set_typed(command, &matches);
-    let simulating = matches.contains_id("simulate");
+    let simulating = matches.contains_id(Flag::Simulate.id());
     let (modes, run_jitter) = match kind {
         Kind::Simulate => (SimulateArgs::take_modes(&mut matches), None),
         Kind::Run => (None, SimulateArgs::take_run_jitter(&mut matches)),
@@ -235,16 +238,21 @@ fn from_matches(
         Some(RunJitter::One(one)) => cli.backoff.jitter = Some(one),
         Some(list @ RunJitter::ForSimulate(_)) if cli.generate.is_none() => {
             let names = list.names();
-            let from_env = origins.is_env("jitter");
-            if !(from_env && cli.backoff.preset.is_some() && !origins.is_env("preset")) {
-                let from = if from_env { " from RETRY_JITTER" } else { "" };
+            let from_env = origins.is_env(Flag::Jitter);
+            if !(from_env && cli.backoff.preset.is_some() && !origins.is_env(Flag::Preset)) {
+                let from = match Flag::Jitter.env() {
+                    Some(env) if from_env => format!(" from {env}"),
+                    _ => String::new(),
+                };
                 return Err(Stop::Usage(format!(
-                    "--jitter ({names}{from}): a run takes one jitter mode; lists of modes and \
-                     no-backoff are for --simulate"
+                    "{} ({names}{from}): a run takes one jitter mode; lists of modes and \
+                     no-backoff are for {}",
+                    Flag::Jitter,
+                    Flag::Simulate
                 )));
             }
             // `--preset` on the command line outranks RETRY_JITTER, whose list plays no part.
-            origins.forget("jitter");
+            origins.forget(Flag::Jitter);
         }
         Some(RunJitter::ForSimulate(_)) | None => {}
     }
@@ -256,6 +264,7 @@ fn from_matches(
 
 #[cfg(test)]
 mod tests {
+    use retry_tool_backoff::Jitter;
     use retry_tool_simulate::Mode;
 
     use super::super::{JitterArg, parse_hermetic};
@@ -273,11 +282,17 @@ mod tests {
         };
         let (kind, run) = parsed(&["-j", "equal", "true"]);
         assert_eq!(kind, Kind::Run);
-        assert_eq!(run.unwrap().cli.backoff.jitter, Some(JitterArg::Equal));
+        assert_eq!(
+            run.unwrap().cli.backoff.jitter,
+            Some(JitterArg(Jitter::Equal))
+        );
         let (kind, sim) = parsed(&["-j", "no-backoff,full", "--simulate", "3"]);
         assert_eq!(kind, Kind::Simulate);
         let cli = sim.unwrap().cli;
-        assert_eq!(cli.simulate.modes, Some(vec![Mode::NoBackoff, Mode::Full]));
+        assert_eq!(
+            cli.simulate.modes,
+            Some(vec![Mode::NoBackoff, Mode::Backoff(Jitter::Full)])
+        );
         assert_eq!(cli.backoff.jitter, None);
         // Shape alone decides: a bad value elsewhere does not hide --simulate.
         assert_eq!(parsed(&["--simulate", "0", "-j", "x"]).0, Kind::Simulate);

@@ -15,6 +15,7 @@ use retry_tool_simulate::Mode;
 use strum::VariantArray;
 
 use super::backoff::JitterArg;
+use super::flags::Flag;
 
 /// The flags under the "Simulation" heading, flattened into [`super::Cli`]. None of them
 /// reads the environment; all but `--simulate` need `--simulate`.
@@ -112,7 +113,7 @@ impl SimulateArgs {
     /// The list of modes a simulation's `--jitter` gave ([`SimulateArgs::jitter_as_modes`]),
     /// taken out of `matches` before the rest is read into [`super::Cli`].
     pub fn take_modes(matches: &mut clap::ArgMatches) -> Option<Vec<Mode>> {
-        matches.remove_one::<Vec<Mode>>("jitter")
+        matches.remove_one::<Vec<Mode>>(Flag::Jitter.id())
     }
 
     /// `--jitter` as every line is read first: one [`JitterArg`], refused as clap refuses any
@@ -127,7 +128,7 @@ impl SimulateArgs {
     /// What a run's `--jitter` gave ([`SimulateArgs::jitter_for_a_run`]), taken out of
     /// `matches` before the rest is read into [`super::Cli`].
     pub fn take_run_jitter(matches: &mut clap::ArgMatches) -> Option<RunJitter> {
-        matches.remove_one::<RunJitter>("jitter")
+        matches.remove_one::<RunJitter>(Flag::Jitter.id())
     }
 }
 
@@ -144,7 +145,7 @@ impl RunJitter {
     /// The value as a simulation's list of modes.
     pub fn modes(self) -> Vec<Mode> {
         match self {
-            RunJitter::One(one) => vec![Mode::from(crate::backoff::Jitter::from(one))],
+            RunJitter::One(one) => vec![Mode::from(one.0)],
             RunJitter::ForSimulate(modes) => modes,
         }
     }
@@ -152,7 +153,7 @@ impl RunJitter {
     /// The names of the modes, comma-separated, as `--jitter` takes them.
     pub fn names(&self) -> String {
         match self {
-            RunJitter::One(one) => super::names::value_name(one),
+            RunJitter::One(one) => one.0.name().to_string(),
             RunJitter::ForSimulate(modes) => {
                 let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
                 names.join(",")

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 
 use super::loops;
 use super::precedence::{Source, layers, pick};
-use crate::cli::{Cli, Origins};
+use crate::cli::{Cli, Flag, Origins};
 use crate::duration::{format_apart, is_unlimited, limit, too_large};
 use crate::types::RetryLimit;
 use retry_tool_backoff::{Jitter, Policy};
@@ -66,28 +66,32 @@ impl Backoff {
         // `--cap inf` is no cap; a first delay without end would be no retry at all.
         if is_unlimited(base) {
             let typed = base_from
-                .typed(origins, "base")
+                .typed(origins, Flag::Base)
                 .unwrap_or_else(|| "inf".into());
-            let from = base_from.suffix("base");
+            let from = base_from.suffix(Flag::Base);
             match too_large(&typed) {
                 Some(words) => bail!(
-                    "--base ({typed}{from}) {words}, and the first delay must be finite (use -n \
-                     0 for no retry)"
+                    "{} ({typed}{from}) {words}, and the first delay must be finite (use -n 0 \
+                     for no retry)",
+                    Flag::Base
                 ),
                 None => bail!(
-                    "--base ({typed}{from}) must be finite: it is the first delay (use -n 0 for \
-                     no retry)"
+                    "{} ({typed}{from}) must be finite: it is the first delay (use -n 0 for no \
+                     retry)",
+                    Flag::Base
                 ),
             }
         }
         if cap < base {
             let (cap_text, base_text) = format_apart(cap, base);
-            let cap_text = cap_from.typed(origins, "cap").unwrap_or(cap_text);
-            let base_text = base_from.typed(origins, "base").unwrap_or(base_text);
+            let cap_text = cap_from.typed(origins, Flag::Cap).unwrap_or(cap_text);
+            let base_text = base_from.typed(origins, Flag::Base).unwrap_or(base_text);
             bail!(
-                "--cap ({cap_text}{}) must be >= --base ({base_text}{})",
-                cap_from.suffix("cap"),
-                base_from.suffix("base")
+                "{} ({cap_text}{}) must be >= {} ({base_text}{})",
+                Flag::Cap,
+                cap_from.suffix(Flag::Cap),
+                Flag::Base,
+                base_from.suffix(Flag::Base)
             );
         }
         let policy = Policy::new(base, multiplier, cap, jitter)

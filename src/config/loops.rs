@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::precedence::{Source, pick};
-use crate::cli::{Cli, DelayList, Origins};
+use crate::cli::{Cli, DelayList, Flag, Origins};
 use crate::codes::CodeSet;
 use crate::duration::{format_human, is_unlimited, limit};
 use crate::preset::Settings;
@@ -40,24 +40,27 @@ pub(super) fn listed_policy(
     layers: &[(Settings, Source)],
 ) -> Result<Policy> {
     let given = [
-        ("base", cli.backoff.base.and(origins.typed("base"))),
+        (Flag::Base, cli.backoff.base.and(origins.typed(Flag::Base))),
         (
-            "multiplier",
-            cli.backoff.multiplier.and(origins.typed("multiplier")),
+            Flag::Multiplier,
+            cli.backoff.multiplier.and(origins.typed(Flag::Multiplier)),
         ),
-        ("cap", cli.backoff.cap.and(origins.typed("cap"))),
+        (Flag::Cap, cli.backoff.cap.and(origins.typed(Flag::Cap))),
     ];
-    if let Some((long, Some(value))) = given.into_iter().find(|(_, v)| v.is_some()) {
+    if let Some((flag, Some(value))) = given.into_iter().find(|(_, v)| v.is_some()) {
         bail!(
-            "--delays ({}{}) cannot be given with --{long} ({value}{}): the list replaces \
-             --base, --multiplier and --cap",
+            "{} ({}{}) cannot be given with {flag} ({value}{}): the list replaces {}, {} and {}",
+            Flag::Delays,
             list.text,
-            Source::given(origins, "delays").suffix("delays"),
-            Source::given(origins, long).suffix(long),
+            Source::given(origins, Flag::Delays).suffix(Flag::Delays),
+            Source::given(origins, flag).suffix(flag),
+            Flag::Base,
+            Flag::Multiplier,
+            Flag::Cap,
         );
     }
     let jitter = pick(layers, |s| s.jitter).map_or(Jitter::None, |v| v.0);
-    Policy::listed(&list.delays, jitter).map_err(|e| anyhow::anyhow!("--delays: {e}"))
+    Policy::listed(&list.delays, jitter).map_err(|e| anyhow::anyhow!("{}: {e}", Flag::Delays))
 }
 
 /// The shape of the loop and the lock, from `--successes`, `--until-fail`, `--forever`,
@@ -72,20 +75,31 @@ pub(super) fn from_cli(cli: &Cli, origins: &Origins) -> Result<(Shape, Option<Lo
     let loops = &cli.loops;
     if loops.forever {
         let forever = format!(
-            "--forever{}",
-            Source::given(origins, "forever").suffix("forever")
+            "{}{}",
+            Flag::Forever,
+            Source::given(origins, Flag::Forever).suffix(Flag::Forever)
         );
         if let Some(n) = loops.successes {
-            bail!("--successes ({n}) and {forever} are two different loops: give one of them");
+            bail!(
+                "{} ({n}) and {forever} are two different loops: give one of them",
+                Flag::Successes
+            );
         }
         if loops.until_fail {
-            bail!("--until-fail and {forever} are two different loops: give one of them");
+            bail!(
+                "{} and {forever} are two different loops: give one of them",
+                Flag::UntilFail
+            );
         }
     }
     let shape = match (loops.successes, loops.until_fail) {
         _ if loops.forever => Shape::Forever,
         (Some(n), true) => {
-            bail!("--successes ({n}) and --until-fail are two different loops: give one of them")
+            bail!(
+                "{} ({n}) and {} are two different loops: give one of them",
+                Flag::Successes,
+                Flag::UntilFail
+            )
         }
         (_, true) => {
             until_fail_alone(cli, origins)?;
@@ -104,11 +118,13 @@ pub(super) fn from_cli(cli: &Cli, origins: &Origins) -> Result<(Shape, Option<Lo
             },
         }),
         // A RETRY_LOCK_WAIT exported for every run is no mistake of this one.
-        (None, Some(wait)) if !origins.is_env("lock_wait") => bail!(
-            "--lock-wait ({}) needs --lock PATH: there is no lock to wait for",
+        (None, Some(wait)) if !origins.is_env(Flag::LockWait) => bail!(
+            "{} ({}) needs {} PATH: there is no lock to wait for",
+            Flag::LockWait,
             origins
-                .typed("lock_wait")
-                .unwrap_or_else(|| format_human(wait))
+                .typed(Flag::LockWait)
+                .unwrap_or_else(|| format_human(wait)),
+            Flag::Lock
         ),
         (None, _) => None,
     };
@@ -117,38 +133,39 @@ pub(super) fn from_cli(cli: &Cli, origins: &Origins) -> Result<(Shape, Option<Lo
 
 /// Refuses what `--until-fail` cannot go with, naming the flag and where it came from.
 fn until_fail_alone(cli: &Cli, origins: &Origins) -> Result<()> {
-    let why = |id: &str| match id {
-        "reset_after" => "whose runs are all successes until the last",
-        "budget" => "a retry budget counts retries of failures, and these retries follow successes",
+    let why = |flag: Flag| match flag {
+        Flag::ResetAfter => "whose runs are all successes until the last",
+        Flag::Budget => {
+            "a retry budget counts retries of failures, and these retries follow successes"
+        }
         _ => "every failure ends it",
     };
     let given = [
         (
-            "reset_after",
-            "reset-after",
-            cli.stopping.reset_after.and(origins.typed("reset_after")),
+            Flag::ResetAfter,
+            cli.stopping
+                .reset_after
+                .and(origins.typed(Flag::ResetAfter)),
         ),
         (
-            "retry_on",
-            "retry-on",
+            Flag::RetryOn,
             cli.conditions.retry_on.as_ref().map(codes_text),
         ),
         (
-            "stop_on",
-            "stop-on",
+            Flag::StopOn,
             cli.conditions.stop_on.as_ref().map(codes_text),
         ),
         (
-            "budget",
-            "budget",
+            Flag::Budget,
             cli.protect.budget.as_ref().map(ToString::to_string),
         ),
     ];
-    if let Some((id, long, Some(value))) = given.into_iter().find(|g| g.2.is_some()) {
+    if let Some((flag, Some(value))) = given.into_iter().find(|g| g.1.is_some()) {
         bail!(
-            "--{long} ({value}{}) has no meaning with --until-fail: {}",
-            Source::given(origins, id).suffix(long),
-            why(id)
+            "{flag} ({value}{}) has no meaning with {}: {}",
+            Source::given(origins, flag).suffix(flag),
+            Flag::UntilFail,
+            why(flag)
         );
     }
     Ok(())

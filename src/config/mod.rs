@@ -24,7 +24,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::ci::Ci;
-use crate::cli::{Cli, Origins};
+use crate::cli::{Cli, Flag, Origins};
 use crate::codes::{CodeSet, Conditions};
 use crate::duration::{is_unlimited, limit};
 use crate::pipeline;
@@ -169,11 +169,13 @@ impl Config {
         // A RETRY_HTTP_RETRY_ON exported for every run is no mistake of this one.
         if let Some(set) = conditions.http_retry_on
             && !conditions.http_hints
-            && !origins.is_env("http_retry_on")
+            && !origins.is_env(Flag::HttpRetryOn)
         {
             anyhow::bail!(
-                "--http-retry-on ({set}) needs --http-hints: the HTTP statuses are read from the \
-                 response headers it reads"
+                "{} ({set}) needs {}: the HTTP statuses are read from the response headers it \
+                 reads",
+                Flag::HttpRetryOn,
+                Flag::HttpHints
             );
         }
         let verbosity = if output.quiet {

@@ -2,9 +2,14 @@
 //! `--preset` on the command line, then its `RETRY_<FLAG>` variable, then `RETRY_PRESET`, then
 //! the built-in default; and where each value came from, named in error messages.
 
-use crate::cli::{Cli, Origins, value_name};
+use crate::cli::{Cli, Flag, Origins, value_name};
 use crate::preset::{Preset, Settings};
-use retry_tool_backoff::Jitter;
+
+/// `RETRY_PRESET`, checked when compiling.
+const PRESET_VARIABLE: &str = match Flag::Preset.env() {
+    Some(name) => name,
+    None => panic!("--preset is read from a variable"),
+};
 
 /// Where a backoff or stopping setting took its value from: named in error messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,63 +25,67 @@ pub(super) enum Source {
 }
 
 impl Source {
-    /// Where a value of argument `id` that no preset sets came from: its `RETRY_<FLAG>`
-    /// variable or the command line.
-    pub(super) fn given(origins: &Origins, id: &str) -> Source {
-        if origins.is_env(id) {
+    /// Where a value of `flag` that no preset sets came from: its `RETRY_<FLAG>` variable or
+    /// the command line.
+    pub(super) fn given(origins: &Origins, flag: Flag) -> Source {
+        if origins.is_env(flag) {
             Source::Env
         } else {
             Source::Flag
         }
     }
 
-    /// The value of argument `id` as typed, when it came from the command line or its
-    /// variable (see [`Origins::typed`]); `None` for a preset's or the default.
-    pub(super) fn typed(self, origins: &Origins, id: &str) -> Option<String> {
+    /// The value of `flag` as typed, when it came from the command line or its variable (see
+    /// [`Origins::typed`]); `None` for a preset's or the default.
+    pub(super) fn typed(self, origins: &Origins, flag: Flag) -> Option<String> {
         match self {
-            Source::Flag | Source::Env => origins.typed(id),
+            Source::Flag | Source::Env => origins.typed(flag),
             Source::Preset(..) | Source::Default => None,
         }
     }
 
-    /// ` from ...` for a message about flag `long` (without dashes); empty for a flag or a
-    /// default, which need no explanation.
-    pub(super) fn suffix(self, long: &str) -> String {
+    /// ` from ...` for a message about `flag`; empty for a flag or a default, which need no
+    /// explanation.
+    pub(super) fn suffix(self, flag: Flag) -> String {
         match self {
             Source::Flag | Source::Default => String::new(),
-            Source::Env => format!(" from RETRY_{}", long.to_uppercase().replace('-', "_")),
-            Source::Preset(p, false) => format!(" from --preset {}", value_name(&p)),
-            Source::Preset(p, true) => format!(" from RETRY_PRESET={}", value_name(&p)),
+            Source::Env => flag
+                .env()
+                .map_or_else(String::new, |env| format!(" from {env}")),
+            Source::Preset(p, false) => format!(" from {} {}", Flag::Preset, value_name(&p)),
+            Source::Preset(p, true) => format!(" from {PRESET_VARIABLE}={}", value_name(&p)),
         }
     }
 }
 
-/// The settings of the flags that a preset may also set, keeping only those whose argument id
-/// `keep` accepts.
-fn settings_of(cli: &Cli, keep: impl Fn(&str) -> bool) -> Settings {
+/// The settings of the flags that a preset may also set, keeping only those `keep` accepts.
+fn settings_of(cli: &Cli, keep: impl Fn(Flag) -> bool) -> Settings {
     fn only<T>(keep: bool, value: Option<T>) -> Option<T> {
         value.filter(|_| keep)
     }
     let (b, s) = (&cli.backoff, &cli.stopping);
     Settings {
-        base: only(keep("base"), b.base),
-        multiplier: only(keep("multiplier"), b.multiplier),
-        cap: only(keep("cap"), b.cap),
-        jitter: only(keep("jitter"), b.jitter.map(Jitter::from)),
-        max_retries: only(keep("max_retries"), s.max_retries),
-        deadline: only(keep("deadline"), s.deadline),
+        base: only(keep(Flag::Base), b.base),
+        multiplier: only(keep(Flag::Multiplier), b.multiplier),
+        cap: only(keep(Flag::Cap), b.cap),
+        jitter: only(keep(Flag::Jitter), b.jitter.map(|arg| arg.0)),
+        max_retries: only(keep(Flag::MaxRetries), s.max_retries),
+        deadline: only(keep(Flag::Deadline), s.deadline),
     }
 }
 
 /// The sources of the preset-able settings, highest precedence first: flags, `--preset`,
 /// `RETRY_<FLAG>` variables, `RETRY_PRESET` (the built-in default comes after them all).
 pub(super) fn layers(cli: &Cli, origins: &Origins) -> Vec<(Settings, Source)> {
-    let preset = cli.backoff.preset.map(|p| (p, origins.is_env("preset")));
-    let mut layers = vec![(settings_of(cli, |id| !origins.is_env(id)), Source::Flag)];
+    let preset = cli
+        .backoff
+        .preset
+        .map(|p| (p, origins.is_env(Flag::Preset)));
+    let mut layers = vec![(settings_of(cli, |f| !origins.is_env(f)), Source::Flag)];
     if let Some((p, false)) = preset {
         layers.push((p.settings(), Source::Preset(p, false)));
     }
-    layers.push((settings_of(cli, |id| origins.is_env(id)), Source::Env));
+    layers.push((settings_of(cli, |f| origins.is_env(f)), Source::Env));
     if let Some((p, true)) = preset {
         layers.push((p.settings(), Source::Preset(p, true)));
     }
@@ -94,19 +103,18 @@ pub(super) fn pick<T>(
 }
 
 /// The value of one setting by the precedence of every setting (a flag, `--preset`, its
-/// `RETRY_<FLAG>` variable, `RETRY_PRESET`), `None` when nothing sets it: `given` is what the
-/// flag of argument id `id` parsed to, from the command line or its variable as `origins`
-/// tells; `preset` reads a preset's settings. For settings read outside
+/// `RETRY_<FLAG>` variable, `RETRY_PRESET`), `None` when nothing sets it: `given` is what
+/// `flag` parsed to, from the command line or its variable as `origins` tells; `preset` reads a preset's settings. For settings read outside
 /// [`Config`](super::Config), such as
 /// the list of modes that `--jitter` gives a simulation.
 pub fn by_precedence<T>(
     cli: &Cli,
     origins: &Origins,
-    id: &str,
+    flag: Flag,
     given: Option<T>,
     preset: impl Fn(&Settings) -> Option<T>,
 ) -> Option<T> {
-    let from_env = origins.is_env(id);
+    let from_env = origins.is_env(flag);
     let mut given = given;
     for (settings, source) in layers(cli, origins) {
         let value = match source {

@@ -13,7 +13,7 @@ use crate::budget::{
     BreakerPolicy, BudgetKey, BudgetPolicy, StoreLocation, Throttle, default_dir,
     parse_store_location,
 };
-use crate::cli::{Origins, ProtectArgs};
+use crate::cli::{Flag, Origins, ProtectArgs};
 use crate::duration::{format_apart, format_human, is_unlimited, limit, too_large};
 
 /// A run's `--splay` and `--budget` settings.
@@ -51,25 +51,29 @@ pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
         .unwrap_or(defaults.token_ratio().min(max));
     if ratio > max {
         bail!(
-            "--budget-token-ratio ({ratio}{}) must be at most --budget-max-tokens ({max}{})",
-            Source::given(origins, "budget_token_ratio").suffix("budget-token-ratio"),
+            "{} ({ratio}{}) must be at most {} ({max}{})",
+            Flag::BudgetTokenRatio,
+            from(origins, Flag::BudgetTokenRatio),
+            Flag::BudgetMaxTokens,
             match args.budget_max_tokens {
-                Some(_) => Source::given(origins, "budget_max_tokens").suffix("budget-max-tokens"),
+                Some(_) => from(origins, Flag::BudgetMaxTokens),
                 None => " by default".to_string(),
             }
         );
     }
-    let throttle = Throttle::new(max, ratio)
-        .map_err(|e| anyhow::anyhow!("--budget-max-tokens, --budget-token-ratio: {e}"))?;
+    let throttle = Throttle::new(max, ratio).map_err(|e| {
+        anyhow::anyhow!("{}, {}: {e}", Flag::BudgetMaxTokens, Flag::BudgetTokenRatio)
+    })?;
     // 0 and `inf` alike: no refill.
     match args.budget_refill.and_then(limit) {
         Some(every) => throttle.with_refill(every).map_err(|e| {
             anyhow::anyhow!(
-                "--budget-refill ({}{}): {e}",
+                "{} ({}{}): {e}",
+                Flag::BudgetRefill,
                 origins
-                    .typed("budget_refill")
+                    .typed(Flag::BudgetRefill)
                     .unwrap_or_else(|| format_human(every)),
-                Source::given(origins, "budget_refill").suffix("budget-refill")
+                from(origins, Flag::BudgetRefill)
             )
         }),
         None => Ok(throttle),
@@ -80,15 +84,27 @@ pub fn throttle(args: &ProtectArgs, origins: &Origins) -> Result<Throttle> {
 /// longer is one nobody means; and a time past year 9999 could be neither stored nor printed.
 pub const MAX_BREAKER_COOLDOWN: Duration = Duration::from_secs(100 * 31_557_600);
 
+/// ` from RETRY_<FLAG>` when the value of `flag` came from its variable, else empty: for a
+/// message naming a flag no preset sets.
+fn from(origins: &Origins, flag: Flag) -> String {
+    Source::given(origins, flag).suffix(flag)
+}
+
 /// Refuses a `--breaker-cooldown` longer than [`MAX_BREAKER_COOLDOWN`], naming the flag (and
-/// `from`, where the value came from) and the value as `typed` (`10000y`, `1e400`), or as
+/// where the value came from) and the value as typed (`10000y`, `1e400`), or as
 /// [`format_human`] shows it when that is not known.
-fn check_cooldown(args: &ProtectArgs, typed: Option<String>, from: &str) -> Result<()> {
+fn check_cooldown(args: &ProtectArgs, origins: &Origins) -> Result<()> {
     if let Some(cooldown) = args.breaker_cooldown
         && cooldown > MAX_BREAKER_COOLDOWN
     {
-        let shown = typed.unwrap_or_else(|| format_human(cooldown));
-        bail!("--breaker-cooldown ({shown}{from}) is longer than the longest accepted, 100 years");
+        let flag = Flag::BreakerCooldown;
+        let shown = origins
+            .typed(flag)
+            .unwrap_or_else(|| format_human(cooldown));
+        bail!(
+            "{flag} ({shown}{}) is longer than the longest accepted, 100 years",
+            from(origins, flag)
+        );
     }
     Ok(())
 }
@@ -106,15 +122,11 @@ pub fn breaker(
     let Some(threshold) = args.breaker.or(default_threshold) else {
         return Ok(None);
     };
-    check_cooldown(
-        args,
-        origins.typed("breaker_cooldown"),
-        &Source::given(origins, "breaker_cooldown").suffix("breaker-cooldown"),
-    )?;
+    check_cooldown(args, origins)?;
     let cooldown = args.breaker_cooldown.unwrap_or(DEFAULT_COOLDOWN);
     BreakerPolicy::new(threshold, cooldown)
         .map(Some)
-        .map_err(|e| anyhow::anyhow!("--breaker ({threshold}): {e}"))
+        .map_err(|e| anyhow::anyhow!("{} ({threshold}): {e}", Flag::Breaker))
 }
 
 impl Protect {
@@ -137,15 +149,15 @@ impl Protect {
     ) -> Result<Protect> {
         let splay = args.splay.filter(|d| !d.is_zero());
         if splay.is_some_and(is_unlimited) {
-            let typed = origins.typed("splay").unwrap_or_else(|| "inf".into());
-            let from = Source::given(origins, "splay").suffix("splay");
+            let typed = origins.typed(Flag::Splay).unwrap_or_else(|| "inf".into());
+            let (flag, from) = (Flag::Splay, from(origins, Flag::Splay));
             match too_large(&typed) {
                 Some(words) => bail!(
-                    "--splay ({typed}{from}) {words}, and the longest random wait before the \
+                    "{flag} ({typed}{from}) {words}, and the longest random wait before the \
                      first attempt must be finite"
                 ),
                 None => bail!(
-                    "--splay ({typed}{from}) must be finite: it is the longest random wait \
+                    "{flag} ({typed}{from}) must be finite: it is the longest random wait \
                      before the first attempt"
                 ),
             }
@@ -154,56 +166,40 @@ impl Protect {
             && splay >= deadline
         {
             let (splay_text, deadline_text) = format_apart(splay, deadline);
-            let splay_text = origins.typed("splay").unwrap_or(splay_text);
+            let splay_text = origins.typed(Flag::Splay).unwrap_or(splay_text);
             bail!(
-                "--splay ({splay_text}{}) must be shorter than the deadline ({deadline_text}), \
+                "{} ({splay_text}{}) must be shorter than the deadline ({deadline_text}), \
                  which it counts against",
-                Source::given(origins, "splay").suffix("splay"),
+                Flag::Splay,
+                from(origins, Flag::Splay),
             );
         }
-        check_cooldown(
-            args,
-            origins.typed("breaker_cooldown"),
-            &Source::given(origins, "breaker_cooldown").suffix("breaker-cooldown"),
-        )?;
-        let on_command_line = |id: &str, given: bool| given && !origins.is_env(id);
+        check_cooldown(args, origins)?;
+        let on_command_line = |flag: Flag, given: bool| given && !origins.is_env(flag);
         if args.breaker_cooldown.is_some()
             && args.breaker.is_none()
-            && on_command_line("breaker_cooldown", true)
+            && on_command_line(Flag::BreakerCooldown, true)
         {
-            bail!("--breaker-cooldown needs --breaker N (the runs in a row that open it)");
+            bail!(
+                "{} needs {} N (the runs in a row that open it)",
+                Flag::BreakerCooldown,
+                Flag::Breaker
+            );
         }
         let Some(key) = args.budget.clone() else {
             let given = [
-                (
-                    "budget_store",
-                    "--budget-store",
-                    args.budget_store.is_some(),
-                ),
-                ("breaker", "--breaker", args.breaker.is_some()),
-                (
-                    "breaker_cooldown",
-                    "--breaker-cooldown",
-                    args.breaker_cooldown.is_some(),
-                ),
-                (
-                    "budget_max_tokens",
-                    "--budget-max-tokens",
-                    args.budget_max_tokens.is_some(),
-                ),
-                (
-                    "budget_token_ratio",
-                    "--budget-token-ratio",
-                    args.budget_token_ratio.is_some(),
-                ),
-                (
-                    "budget_refill",
-                    "--budget-refill",
-                    args.budget_refill.is_some(),
-                ),
+                (Flag::BudgetStore, args.budget_store.is_some()),
+                (Flag::Breaker, args.breaker.is_some()),
+                (Flag::BreakerCooldown, args.breaker_cooldown.is_some()),
+                (Flag::BudgetMaxTokens, args.budget_max_tokens.is_some()),
+                (Flag::BudgetTokenRatio, args.budget_token_ratio.is_some()),
+                (Flag::BudgetRefill, args.budget_refill.is_some()),
             ];
-            if let Some((_, flag, _)) = given.iter().find(|(id, _, g)| on_command_line(id, *g)) {
-                bail!("{flag} needs --budget KEY (the budget it applies to)");
+            if let Some((flag, _)) = given.into_iter().find(|&(f, g)| on_command_line(f, g)) {
+                bail!(
+                    "{flag} needs {} KEY (the budget it applies to)",
+                    Flag::Budget
+                );
             }
             return Ok(Protect {
                 splay,
@@ -211,14 +207,8 @@ impl Protect {
             });
         };
         let store = match &args.budget_store {
-            Some(value) => {
-                let name = if origins.is_env("budget_store") {
-                    "RETRY_BUDGET_STORE"
-                } else {
-                    "--budget-store"
-                };
-                parse_store_location(name, value).map_err(anyhow::Error::msg)?
-            }
+            Some(value) => parse_store_location(&origins.name(Flag::BudgetStore), value)
+                .map_err(anyhow::Error::msg)?,
             None => StoreLocation::Dir(default_dir()),
         };
         let breaker = match breaker(args, origins, None)? {
@@ -262,7 +252,7 @@ mod tests {
     use crate::cli::Cli;
     use clap::{CommandFactory, FromArgMatches};
 
-    fn protect(args: &[&str], from_env: &[&str]) -> Result<Protect> {
+    fn protect(args: &[&str], from_env: &[Flag]) -> Result<Protect> {
         let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
         let matches = command
             .clone()
@@ -270,7 +260,7 @@ mod tests {
             .unwrap();
         let cli = Cli::from_arg_matches(&matches).unwrap();
         let mut origins = Origins::default();
-        from_env.iter().for_each(|id| origins.set_env(id));
+        from_env.iter().for_each(|&flag| origins.set_env(flag));
         origins.set_typed(&command, &matches);
         let backoff = Backoff::from_cli(&cli, &origins)?;
         Protect::from_cli(
@@ -351,19 +341,19 @@ mod tests {
 
     #[test]
     fn refusals_name_the_flag_and_where_it_came_from() {
-        let err = |args: &[&str], env: &[&str]| protect(args, env).unwrap_err().to_string();
+        let err = |args: &[&str], env: &[Flag]| protect(args, env).unwrap_err().to_string();
         assert_eq!(
             err(&["--splay", "10s", "-d", "10s"], &[]),
             "--splay (10s) must be shorter than the deadline (10s), which it counts against"
         );
-        assert!(err(&["--splay", "1m", "-d", "5s"], &["splay"]).contains("from RETRY_SPLAY"));
+        assert!(err(&["--splay", "1m", "-d", "5s"], &[Flag::Splay]).contains("from RETRY_SPLAY"));
         assert_eq!(
             err(&["--breaker", "3"], &[]),
             "--breaker needs --budget KEY (the budget it applies to)"
         );
         assert!(err(&["--budget-store", "/x"], &[]).starts_with("--budget-store needs"));
         // From the environment, a budget flag without --budget is unused, not an error.
-        assert!(protect(&["--budget-store", "/x"], &["budget_store"]).is_ok());
+        assert!(protect(&["--budget-store", "/x"], &[Flag::BudgetStore]).is_ok());
         assert!(
             err(&["--budget", "k", "--breaker-cooldown", "1s"], &[])
                 .starts_with("--breaker-cooldown needs --breaker")
@@ -406,7 +396,7 @@ mod tests {
                     "--breaker-cooldown",
                     "101y"
                 ],
-                &["breaker_cooldown"]
+                &[Flag::BreakerCooldown]
             )
             .contains("(101y from RETRY_BREAKER_COOLDOWN)")
         );
@@ -433,7 +423,7 @@ mod tests {
                 "--budget-token-ratio",
                 "3",
             ],
-            &["budget_token_ratio"],
+            &[Flag::BudgetTokenRatio],
         );
         assert_eq!(
             e,
@@ -450,7 +440,7 @@ mod tests {
         );
         let e = err(
             &["--budget", "k", "--budget-store", "http://u:secret@h"],
-            &["budget_store"],
+            &[Flag::BudgetStore],
         );
         assert!(
             e.starts_with("RETRY_BUDGET_STORE: ") && !e.contains("secret"),

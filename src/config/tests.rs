@@ -7,19 +7,19 @@ use anyhow::Result;
 use clap::{CommandFactory, FromArgMatches};
 
 use super::*;
-use crate::cli::{Cli, Origins};
+use crate::cli::{Cli, Flag, Origins};
 use retry_tool_backoff::Jitter;
 
-/// Parses `args` without reading the environment, then marks the ids in `from_env` as if
+/// Parses `args` without reading the environment, then marks the flags in `from_env` as if
 /// their values had come from `RETRY_<FLAG>` variables.
-fn config(args: &[&str], from_env: &[&str]) -> Result<Config> {
+fn config(args: &[&str], from_env: &[Flag]) -> Result<Config> {
     let command = Cli::command().mut_args(|a| a.env(None::<&'static str>));
     let matches = command
         .clone()
         .try_get_matches_from(["retry", "--dry-run"].iter().chain(args))
         .unwrap();
     let mut origins = Origins::default();
-    from_env.iter().for_each(|id| origins.set_env(id));
+    from_env.iter().for_each(|&flag| origins.set_env(flag));
     origins.set_typed(&command, &matches);
     Config::from_cli(Cli::from_arg_matches(&matches).unwrap(), &origins)
 }
@@ -54,10 +54,10 @@ fn flag_then_preset_then_env_then_env_preset() {
     assert_eq!((c.policy.base(), c.policy.cap()), (secs(3), secs(100)));
     assert_eq!(c.rules.max_retries, Some(2));
     // --preset on the command line beats a RETRY_BASE value.
-    let c = config(&["--preset", "aws", "-b", "3"], &["base"]).unwrap();
+    let c = config(&["--preset", "aws", "-b", "3"], &[Flag::Base]).unwrap();
     assert_eq!(c.policy.base(), secs(1));
     // A RETRY_BASE value beats RETRY_PRESET.
-    let c = config(&["--preset", "aws", "-b", "3"], &["base", "preset"]).unwrap();
+    let c = config(&["--preset", "aws", "-b", "3"], &[Flag::Base, Flag::Preset]).unwrap();
     assert_eq!(c.policy.base(), secs(3));
     assert_eq!(c.policy.cap(), secs(20));
 }
@@ -71,9 +71,9 @@ fn jitter_follows_the_precedence_of_every_setting() {
     assert_eq!(c.policy.jitter(), Jitter::Proportional);
     let c = config(&["--preset", "grpc", "-j", "none"], &[]).unwrap();
     assert_eq!(c.policy.jitter(), Jitter::None);
-    let c = config(&["--preset", "grpc", "-j", "none"], &["jitter"]).unwrap();
+    let c = config(&["--preset", "grpc", "-j", "none"], &[Flag::Jitter]).unwrap();
     assert_eq!(c.policy.jitter(), Jitter::Proportional);
-    let c = config(&["-j", "none"], &["jitter", "preset"]).unwrap();
+    let c = config(&["-j", "none"], &[Flag::Jitter, Flag::Preset]).unwrap();
     assert_eq!(c.policy.jitter(), Jitter::None);
 }
 
@@ -86,17 +86,20 @@ fn by_precedence_reads_any_setting_the_same_way() {
             .unwrap();
         Cli::from_arg_matches(&matches).unwrap()
     };
-    let modes = |cli: &Cli, from_env: &[&str], given: Option<&'static str>| {
+    let modes = |cli: &Cli, from_env: &[Flag], given: Option<&'static str>| {
         let mut origins = Origins::default();
-        from_env.iter().for_each(|id| origins.set_env(id));
-        by_precedence(cli, &origins, "jitter", given, |s| {
+        from_env.iter().for_each(|&flag| origins.set_env(flag));
+        by_precedence(cli, &origins, Flag::Jitter, given, |s| {
             s.jitter.map(|_| "preset")
         })
     };
     let cli = parse(&["--preset", "aws"]);
     assert_eq!(modes(&cli, &[], Some("flag")), Some("flag"));
-    assert_eq!(modes(&cli, &["jitter"], Some("env")), Some("preset"));
-    assert_eq!(modes(&cli, &["jitter", "preset"], Some("env")), Some("env"));
+    assert_eq!(modes(&cli, &[Flag::Jitter], Some("env")), Some("preset"));
+    assert_eq!(
+        modes(&cli, &[Flag::Jitter, Flag::Preset], Some("env")),
+        Some("env")
+    );
     assert_eq!(modes(&parse(&[]), &[], None), None);
 }
 
@@ -146,7 +149,7 @@ fn cap_below_base_says_where_each_came_from() {
         e.to_string(),
         "--cap (1m 4s from --preset gcp) must be >= --base (100s)"
     );
-    let e = config(&["-c", "0.5s"], &["cap"]).unwrap_err();
+    let e = config(&["-c", "0.5s"], &[Flag::Cap]).unwrap_err();
     assert!(e.to_string().contains("(0.5s from RETRY_CAP)"), "{e}");
     // Values typed close together are shown as typed: they never read the same.
     let e = config(&["-c", "3600.999", "-b", "3601"], &[]).unwrap_err();
@@ -183,14 +186,14 @@ fn delays_with_base_multiplier_or_cap_is_one_error_naming_both() {
         "--delays (1s,5s) cannot be given with --base (2): the list replaces --base, \
          --multiplier and --cap"
     );
-    let e = config(&["--delays", "1", "-m", "3"], &["delays"])
+    let e = config(&["--delays", "1", "-m", "3"], &[Flag::Delays])
         .unwrap_err()
         .to_string();
     assert!(
         e.starts_with("--delays (1 from RETRY_DELAYS) cannot be given with --multiplier (3)"),
         "{e}"
     );
-    let e = config(&["--delays", "1", "-c", "9"], &["cap"])
+    let e = config(&["--delays", "1", "-c", "9"], &[Flag::Cap])
         .unwrap_err()
         .to_string();
     assert!(e.contains("--cap (9 from RETRY_CAP)"), "{e}");
@@ -217,7 +220,7 @@ fn shapes_and_what_they_refuse() {
         ),
         (
             &["--until-fail", "--reset-after", "1m"],
-            &["reset_after"],
+            &[Flag::ResetAfter],
             "--reset-after (1m from RETRY_RESET_AFTER) has no meaning with --until-fail",
         ),
         (
@@ -236,7 +239,7 @@ fn shapes_and_what_they_refuse() {
         let e = config(args, from_env).unwrap_err().to_string();
         assert!(e.starts_with(says), "{args:?}: {e}");
     }
-    assert!(config(&["--lock-wait", "5s"], &["lock_wait"]).is_ok());
+    assert!(config(&["--lock-wait", "5s"], &[Flag::LockWait]).is_ok());
     assert!(Shape::Streak(u64::MAX).attempts(u64::MAX) == u64::MAX);
 }
 

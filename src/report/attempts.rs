@@ -19,7 +19,7 @@ use crate::hints::HintSource;
 use crate::observe::{Attempted, HookEnd};
 use crate::process::{Left, Outcome, StopReason};
 use crate::types::Shape;
-use retry_tool_backoff::{Jitter, Policy};
+use retry_tool_backoff::Policy;
 
 impl Reporter {
     /// The run starts: the policy in effect, the limits (`deadline`, `timeout`: `None` when
@@ -37,7 +37,7 @@ impl Reporter {
             let or_none = |d: Option<Duration>| d.map_or("none".to_string(), format_human);
             self.say(format_args!(
                 "jitter {}, {}, retries {}, deadline {}, timeout {}, seed {seed}, stop {}{}",
-                jitter_name(policy.jitter()),
+                policy.jitter().name(),
                 loops::curve_text(policy),
                 max_retries.map_or("unlimited".to_string(), |n| n.to_string()),
                 or_none(deadline),
@@ -57,7 +57,7 @@ impl Reporter {
             "program": self.program_raw,
             "max_attempts": self.max_attempts.get(),
             "max_retries": max_retries,
-            "jitter": jitter_name(policy.jitter()),
+            "jitter": policy.jitter().name(),
             "base": micros(policy.base()),
             "multiplier": policy.multiplier(),
             "cap": micros(policy.cap()),
@@ -382,20 +382,6 @@ fn restarts(runs: u64) -> String {
         0 => "no restarts".to_string(),
         1 => "1 restart".to_string(),
         n => format!("{n} restarts"),
-    }
-}
-
-/// The name `--jitter` takes for `jitter` (the crate's modes have none: clap derives the names
-/// from `--jitter`'s values in `crate::cli`, and the integration tests check that each is
-/// named back as it was given).
-fn jitter_name(jitter: Jitter) -> &'static str {
-    match jitter {
-        Jitter::None => "none",
-        Jitter::Full => "full",
-        Jitter::Equal => "equal",
-        Jitter::Decorrelated => "decorrelated",
-        Jitter::Additive => "additive",
-        Jitter::Proportional => "proportional",
     }
 }
 

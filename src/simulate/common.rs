@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::{Cli, Origins};
+use crate::cli::{Cli, Flag, Origins};
 
 /// `--simulate`'s count, checking that no COMMAND was given, nor a loop shape on the command
 /// line: the simulated clients stop at their first success, so `--forever`, `--successes` and
@@ -19,7 +19,7 @@ pub(super) fn count_without_command(cli: &Cli, origins: &Origins) -> Result<u32>
         bail!("--simulate is missing");
     };
     let loops = &cli.loops;
-    let shape = if loops.forever && !origins.is_env("forever") {
+    let shape = if loops.forever && !origins.is_env(Flag::Forever) {
         Some("--forever".to_string())
     } else if let Some(n) = loops.successes {
         Some(format!("--successes ({n})"))

@@ -16,7 +16,7 @@ use retry_tool_simulate::{
     write_table,
 };
 
-use crate::cli::{Cli, ModelName, Origins, SimulateArgs};
+use crate::cli::{Cli, Flag, ModelName, Origins, SimulateArgs};
 use crate::config::{self, Backoff};
 use crate::status::Exit;
 
@@ -68,7 +68,7 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
         // `run_cli` sends it to its own path.
         (ModelName::FailureRate, None) => bail!("--model failure-rate is not a contention model"),
     };
-    let modes = config::by_precedence(&cli, origins, "jitter", args.modes.clone(), |s| {
+    let modes = config::by_precedence(&cli, origins, Flag::Jitter, args.modes.clone(), |s| {
         s.jitter.map(|j| vec![Mode::from(j)])
     })
     .unwrap_or_else(|| SimSpec::aws_blog(clients).modes);
@@ -151,6 +151,7 @@ fn describe(spec: &SimSpec, points: &[SweepPoint]) -> String {
 mod tests {
     use super::*;
     use crate::cli::{self, Stop};
+    use retry_tool_backoff::Jitter;
 
     /// Prepares `args` (after `retry`) as the command line would, reading no `RETRY_*`
     /// variable.
@@ -196,7 +197,7 @@ mod tests {
         // A preset's limit applies: the user asked for that policy.
         let spec = job(&["--simulate", "3", "--preset", "aws"]).unwrap().spec;
         assert_eq!(spec.max_retries, Some(2));
-        assert_eq!(spec.modes, [Mode::Full]);
+        assert_eq!(spec.modes, [Mode::Backoff(Jitter::Full)]);
         let spec = job(&["--simulate", "3", "--preset", "api-core"])
             .unwrap()
             .spec;
@@ -209,7 +210,7 @@ mod tests {
         let spec = job(&["--simulate", "3", "-j", "no-backoff,equal"])
             .unwrap()
             .spec;
-        assert_eq!(spec.modes, [Mode::NoBackoff, Mode::Equal]);
+        assert_eq!(spec.modes, [Mode::NoBackoff, Mode::Backoff(Jitter::Equal)]);
     }
 
     #[test]

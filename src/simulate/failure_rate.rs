@@ -18,7 +18,7 @@ use retry_tool_simulate::failure_rate::{
 };
 use retry_tool_simulate::{Mode, SpecError};
 
-use crate::cli::{Cli, Origins};
+use crate::cli::{Cli, Flag, Origins};
 use crate::config::{self, Backoff, DEFAULT_MAX_RETRIES};
 
 use super::common::{count_without_command, create_plot, curve, print, write_plot};
@@ -66,7 +66,7 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
              to 1)"
         ),
     };
-    let modes = config::by_precedence(&cli, origins, "jitter", args.modes.clone(), |s| {
+    let modes = config::by_precedence(&cli, origins, Flag::Jitter, args.modes.clone(), |s| {
         s.jitter.map(|j| vec![Mode::from(j)])
     });
     let backoff = Backoff::from_cli(&cli, origins)?;
@@ -79,7 +79,7 @@ fn prepare(cli: Cli, origins: &Origins) -> Result<Job> {
         Some(&[one]) => one,
         Some(list) => {
             let names: Vec<&str> = list.iter().map(|m| m.name()).collect();
-            let from = if origins.is_env("jitter") {
+            let from = if origins.is_env(Flag::Jitter) {
                 " (from RETRY_JITTER)"
             } else {
                 ""
@@ -218,6 +218,7 @@ fn refill(throttle: &retry_tool_backoff::Throttle) -> String {
 mod tests {
     use super::*;
     use crate::cli::{self, Stop};
+    use retry_tool_backoff::Jitter;
 
     /// Prepares `args` (after `retry`) as the command line would, reading no `RETRY_*`
     /// variable.
@@ -237,7 +238,7 @@ mod tests {
             .unwrap()
             .spec;
         assert_eq!(spec.max_retries, Some(5));
-        assert_eq!(spec.mode, Mode::Full);
+        assert_eq!(spec.mode, Mode::Backoff(Jitter::Full));
         assert_eq!((spec.requests, spec.failure_rate, spec.seed), (7, 0.25, 3));
         assert_eq!(spec.policy.base().as_secs(), 1);
         let spec = job("--simulate 7 --model failure-rate --failure-rate 0 -n 2 -j no-backoff")

@@ -1,7 +1,7 @@
-//! The jitter modes: how a delay is randomised around the capped exponential curve.
-//!
-//! The modes have no names here: a command line spells them (the `retry` binary derives its
-//! `--jitter` values with clap), and this crate stays free of parsing.
+//! The jitter modes: how a delay is randomised around the capped exponential curve, and the one
+//! list of them with their names ([`Jitter::ALL`], [`Jitter::name`]), which a command line
+//! offers and reads back (the `retry` binary's `--jitter`, its simulator's modes, its reports);
+//! the parsing stays with the caller.
 
 /// How a delay is randomised around the exponential curve `expo(n) = min(cap, base *
 /// multiplier^n)`, `n` the retry index from 0; `U(a, b)` is a uniform draw, re-drawn for every
@@ -51,6 +51,53 @@ pub enum Jitter {
     Proportional,
 }
 
+impl Jitter {
+    /// Every mode, in the order a command line lists them (a new mode goes here and in
+    /// [`Jitter::name`], whose match the compiler checks).
+    pub const ALL: [Jitter; 6] = [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::Additive,
+        Jitter::Proportional,
+    ];
+
+    /// The mode's name, lower case (`none`, `full`, `equal`, `decorrelated`, `additive`,
+    /// `proportional`): what a command line takes and a report prints.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Jitter::None => "none",
+            Jitter::Full => "full",
+            Jitter::Equal => "equal",
+            Jitter::Decorrelated => "decorrelated",
+            Jitter::Additive => "additive",
+            Jitter::Proportional => "proportional",
+        }
+    }
+}
+
 /// The spread of [`Jitter::Proportional`]: a delay is drawn within this fraction either side
 /// of `expo(n)` (gRPC's `JITTER = 0.2`).
 pub const PROPORTIONAL_SPREAD: f64 = 0.2;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_is_listed_with_its_name() {
+        let names: Vec<&str> = Jitter::ALL.iter().map(|j| j.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "none",
+                "full",
+                "equal",
+                "decorrelated",
+                "additive",
+                "proportional"
+            ]
+        );
+    }
+}

@@ -116,7 +116,11 @@ fn calls_per_client(spec: &SimSpec, mode: Mode, n: u32, model: Model) -> f64 {
     let n = f64::from(n);
     let policy = mode.jitter().map(|j| spec.policy.with_jitter(j));
     let (steps, wait) = policy.map_or((0.0, 0.0), |p| growth(&p));
-    let in_step = wait == 0.0 || matches!(mode, Mode::None | Mode::Additive);
+    let in_step = wait == 0.0
+        || matches!(
+            mode,
+            Mode::Backoff(Jitter::None) | Mode::Backoff(Jitter::Additive)
+        );
     let mut calls = match model {
         Model::Occ if in_step => n / 4.0 + 1.0,
         Model::Occ => {
@@ -265,7 +269,7 @@ mod tests {
         // Without the modes that retry in step, and with retry's default cap of 64 s, many more
         // clients fit.
         let jittered = SimSpec {
-            modes: vec![Mode::Full, Mode::Equal],
+            modes: vec![Mode::Backoff(Jitter::Full), Mode::Backoff(Jitter::Equal)],
             policy: Policy::new(
                 Duration::from_secs(1),
                 2.0,

@@ -151,10 +151,10 @@ impl SimSpec {
             deadline: None,
             model: Model::Occ,
             modes: vec![
-                Mode::None,
-                Mode::Full,
-                Mode::Equal,
-                Mode::Decorrelated,
+                Mode::Backoff(Jitter::None),
+                Mode::Backoff(Jitter::Full),
+                Mode::Backoff(Jitter::Equal),
+                Mode::Backoff(Jitter::Decorrelated),
                 Mode::NoBackoff,
             ],
             clients,
@@ -467,7 +467,7 @@ mod tests {
             assert_eq!(simulate_point(&spec, s.mode, 30).unwrap(), *s);
         }
         let full = SimSpec {
-            modes: vec![Mode::Full],
+            modes: vec![Mode::Backoff(Jitter::Full)],
             ..spec
         };
         assert_eq!(simulate(&full).unwrap()[0], all[1]);

@@ -4,59 +4,62 @@
 use std::fmt;
 
 use retry_tool_backoff::Jitter;
-use strum::VariantArray;
 
-/// How a simulated client waits between a failed call and its next attempt. The names (`none`,
-/// `full`, ..., `no-backoff`) are the variants' in kebab case ([`Mode::name`]); the order of
-/// [`VARIANTS`](strum::VariantArray::VARIANTS) is the order of the help and of the chart's
-/// colours.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[strum(serialize_all = "kebab-case")]
+/// How a simulated client waits between a failed call and its next attempt: a jitter mode of
+/// [`retry_tool_backoff`], or none at all. The names (`none`, `full`, ..., `no-backoff`) are
+/// the jitter modes' own ([`Jitter::name`]) and `no-backoff` ([`Mode::name`]); the order of
+/// [`Mode::ALL`] (also [`VARIANTS`](strum::VariantArray::VARIANTS)), [`Jitter::ALL`]'s then
+/// `no-backoff`, is the order of the help and of the chart's colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// Capped exponential backoff without jitter ([`Jitter::None`]): the AWS blog's
-    /// "Exponential".
-    None,
-    /// [`Jitter::Full`].
-    Full,
-    /// [`Jitter::Equal`].
-    Equal,
-    /// [`Jitter::Decorrelated`].
-    Decorrelated,
-    /// [`Jitter::Additive`].
-    Additive,
-    /// [`Jitter::Proportional`].
-    Proportional,
+    /// Backing off with this jitter mode; [`Jitter::None`] is capped exponential backoff
+    /// without jitter, the AWS blog's "Exponential".
+    Backoff(Jitter),
     /// Retry at once, with no delay: the AWS blog's baseline ("No Backoff"), whose work grows
     /// with the square of the number of clients.
     NoBackoff,
 }
 
+impl strum::VariantArray for Mode {
+    const VARIANTS: &'static [Mode] = &Mode::ALL;
+}
+
+impl fmt::Display for Mode {
+    /// The mode's name ([`Mode::name`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Mode {
+    /// Every mode: each of [`Jitter::ALL`], then [`Mode::NoBackoff`].
+    pub const ALL: [Mode; Jitter::ALL.len() + 1] = {
+        let mut all = [Mode::NoBackoff; Jitter::ALL.len() + 1];
+        let mut i = 0;
+        while i < Jitter::ALL.len() {
+            all[i] = Mode::Backoff(Jitter::ALL[i]);
+            i += 1;
+        }
+        all
+    };
+
     /// The mode's name, as a list names it.
     pub fn name(self) -> &'static str {
-        self.into()
+        match self {
+            Mode::Backoff(jitter) => jitter.name(),
+            Mode::NoBackoff => "no-backoff",
+        }
+    }
+
+    /// The mode named `name` (exactly), if any.
+    fn named(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == name)
     }
 
     /// The jitter mode a client backs off with; `None` for [`Mode::NoBackoff`].
     pub fn jitter(self) -> Option<Jitter> {
         match self {
-            Mode::None => Some(Jitter::None),
-            Mode::Full => Some(Jitter::Full),
-            Mode::Equal => Some(Jitter::Equal),
-            Mode::Decorrelated => Some(Jitter::Decorrelated),
-            Mode::Additive => Some(Jitter::Additive),
-            Mode::Proportional => Some(Jitter::Proportional),
+            Mode::Backoff(jitter) => Some(jitter),
             Mode::NoBackoff => None,
         }
     }
@@ -70,9 +73,7 @@ impl Mode {
     pub fn parse_list(list: &str) -> Result<Vec<Mode>, ModeListError> {
         let mut modes = Vec::new();
         for name in list.split(',') {
-            let mode: Mode = name
-                .parse()
-                .map_err(|_| ModeListError::Unknown(name.to_string()))?;
+            let mode = Mode::named(name).ok_or_else(|| ModeListError::Unknown(name.to_string()))?;
             if modes.contains(&mode) {
                 return Err(ModeListError::Twice(name.to_string()));
             }
@@ -104,7 +105,7 @@ impl fmt::Display for ModeListError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ModeListError::Unknown(name) => {
-                let names: Vec<&str> = Mode::VARIANTS.iter().map(|m| m.name()).collect();
+                let names: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
                 write!(
                     f,
                     "unknown mode '{name}' (expected one or more of {}, comma-separated)",
@@ -120,25 +121,20 @@ impl std::error::Error for ModeListError {}
 
 impl From<Jitter> for Mode {
     fn from(jitter: Jitter) -> Mode {
-        match jitter {
-            Jitter::None => Mode::None,
-            Jitter::Full => Mode::Full,
-            Jitter::Equal => Mode::Equal,
-            Jitter::Decorrelated => Mode::Decorrelated,
-            Jitter::Additive => Mode::Additive,
-            Jitter::Proportional => Mode::Proportional,
-        }
+        Mode::Backoff(jitter)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use strum::VariantArray;
+
     use super::*;
 
     #[test]
     fn names_and_jitter_modes_round_trip() {
         for &m in Mode::VARIANTS {
-            assert_eq!(m.name().parse::<Mode>(), Ok(m));
+            assert_eq!(Mode::named(m.name()), Some(m));
             assert_eq!(m.to_string(), m.name());
             if let Some(j) = m.jitter() {
                 assert_eq!(Mode::from(j), m);
@@ -165,7 +161,7 @@ mod tests {
         assert_eq!(Mode::parse_list(&names.join(",")).unwrap(), Mode::VARIANTS);
         assert_eq!(
             Mode::parse_list("no-backoff,full").unwrap(),
-            vec![Mode::NoBackoff, Mode::Full]
+            vec![Mode::NoBackoff, Mode::Backoff(Jitter::Full)]
         );
     }
 

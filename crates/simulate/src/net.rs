@@ -59,6 +59,7 @@ pub(crate) fn mix(x: u64) -> u64 {
 mod tests {
     use super::*;
     use rand::RngExt;
+    use retry_tool_backoff::Jitter;
 
     #[test]
     fn hops_are_positive_and_centred_on_ten_ms() {
@@ -82,7 +83,7 @@ mod tests {
         let base = first(1, Mode::NoBackoff, 10, 0);
         assert_eq!(base, first(1, Mode::NoBackoff, 10, 0));
         assert_ne!(base, first(2, Mode::NoBackoff, 10, 0));
-        assert_ne!(base, first(1, Mode::None, 10, 0));
+        assert_ne!(base, first(1, Mode::Backoff(Jitter::None), 10, 0));
         assert_ne!(base, first(1, Mode::NoBackoff, 20, 0));
         assert_ne!(base, first(1, Mode::NoBackoff, 10, 1));
     }

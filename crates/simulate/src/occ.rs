@@ -222,7 +222,12 @@ mod tests {
 
     fn stats_at_100(seed: u64) -> Vec<Stats> {
         let spec = SimSpec {
-            modes: vec![Mode::None, Mode::Full, Mode::Equal, Mode::Decorrelated],
+            modes: vec![
+                Mode::Backoff(Jitter::None),
+                Mode::Backoff(Jitter::Full),
+                Mode::Backoff(Jitter::Equal),
+                Mode::Backoff(Jitter::Decorrelated),
+            ],
             runs: 100,
             seed,
             ..SimSpec::aws_blog(100)
@@ -236,10 +241,10 @@ mod tests {
         for seed in [1, 2] {
             let s = stats_at_100(seed);
             let get = |m: Mode| *s.iter().find(|x| x.mode == m).unwrap();
-            let none = get(Mode::None);
-            let full = get(Mode::Full);
-            let equal = get(Mode::Equal);
-            let decorr = get(Mode::Decorrelated);
+            let none = get(Mode::Backoff(Jitter::None));
+            let full = get(Mode::Backoff(Jitter::Full));
+            let equal = get(Mode::Backoff(Jitter::Equal));
+            let decorr = get(Mode::Backoff(Jitter::Decorrelated));
             let report = format!("seed {seed}: {s:#?}");
             // Plain exponential is the clear loser on work and on time.
             for other in [full, equal, decorr] {

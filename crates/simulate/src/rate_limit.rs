@@ -146,6 +146,7 @@ mod tests {
     use crate::{Mode, Model};
     use rand::SeedableRng;
     use rand::rngs::Xoshiro256PlusPlus;
+    use retry_tool_backoff::Jitter;
     use retry_tool_backoff::{Limits, Policy};
     use strum::VariantArray;
 
@@ -203,7 +204,7 @@ mod tests {
 
     #[test]
     fn under_capacity_nobody_is_rejected() {
-        let r = run_once(Mode::Full, 50, 50.0, Limits::default(), 1);
+        let r = run_once(Mode::Backoff(Jitter::Full), 50, 50.0, Limits::default(), 1);
         assert_eq!((r.calls, r.rejected), (50, 0));
     }
 

@@ -94,6 +94,7 @@ pub(crate) fn write_aligned<W: Write + ?Sized, const N: usize>(
 mod tests {
     use super::*;
     use crate::Mode;
+    use retry_tool_backoff::Jitter;
 
     fn stats(mode: Mode, clients: u32, calls: f64) -> Stats {
         Stats {
@@ -116,7 +117,7 @@ mod tests {
 
     #[test]
     fn one_point_is_one_table_with_a_row_per_mode() {
-        let full = Mode::Full;
+        let full = Mode::Backoff(Jitter::Full);
         let text = render(&[SweepPoint {
             clients: 100,
             stats: vec![
@@ -134,7 +135,7 @@ no-backoff      100   1234.6  5050.0         50.50    4950.0     0.00
 
     #[test]
     fn a_sweep_is_a_table_per_mode() {
-        let full = Mode::Full;
+        let full = Mode::Backoff(Jitter::Full);
         let point = |c: u32| SweepPoint {
             clients: c,
             stats: vec![

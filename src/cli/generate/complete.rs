@@ -14,7 +14,7 @@ use clap::builder::Resettable;
 use clap::{CommandFactory, ValueHint};
 use clap_complete::Shell;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Flag};
 
 /// The script `retry --generate SHELL` prints.
 pub(super) fn script(shell: Shell) -> io::Result<Vec<u8>> {
@@ -39,7 +39,7 @@ pub(super) fn script(shell: Shell) -> io::Result<Vec<u8>> {
 /// manual and for packagers, not for completing a command line to run.
 fn definition() -> clap::Command {
     Cli::command().mut_args(|arg| {
-        let hidden = arg.get_id() == "generate";
+        let hidden = arg.get_id() == Flag::Generate.id();
         arg.hide_env_values(true).hide(hidden)
     })
 }

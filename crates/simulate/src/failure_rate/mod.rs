@@ -32,7 +32,7 @@ mod table;
 use std::fmt;
 use std::time::Duration;
 
-use retry_tool_backoff::{BreakerPolicy, BudgetPolicy, Limits, Policy, Throttle, breaker};
+use retry_tool_backoff::{BreakerPolicy, BudgetPolicy, Jitter, Limits, Policy, Throttle, breaker};
 
 use crate::client::no_backoff;
 use crate::{Mode, SpecError, parallel};
@@ -142,10 +142,10 @@ impl FailureRateSpec {
                 Duration::from_secs(1),
                 2.0,
                 Duration::from_secs(64),
-                retry_tool_backoff::Jitter::Full,
+                Jitter::Full,
             )
             .expect("constant, valid policy"),
-            mode: Mode::Full,
+            mode: Mode::Backoff(Jitter::Full),
             max_retries: Some(5),
             deadline: None,
             failure_rate,
