@@ -13,7 +13,6 @@ use super::decide::{self, Decision, Ending, Facts, Next, Pause};
 use super::hints;
 use super::protect::Cooled;
 use crate::codes::Verdict;
-use crate::config::Shape;
 use crate::observe::problems::Problem;
 use crate::observe::reasons::Reason;
 use crate::observe::{Event, HookEnd};
@@ -41,8 +40,7 @@ impl Supervisor<'_> {
             // next step. A successful attempt keeps what it started (a daemon, say).
             // With --forever a success is run again: what it left is stopped as well, unless
             // --stop-on 0 makes it the run's end, as any success that ends the run.
-            let forever = self.config.rules.shape == Shape::Forever;
-            let run_again = forever && !self.config.conditions.stop_on.contains(0);
+            let run_again = self.shape.runs_success_again(&self.config.rules);
             if let Some((child, stop)) = end.leftovers.take()
                 && (!succeeded || run_again || end.interrupted.is_some())
             {
@@ -78,12 +76,10 @@ impl Supervisor<'_> {
             let budget = consult.then(|| {
                 self.budget_attempt_end(attempt, verdict, findings.delay_hint.map(|h| h.not_before))
             });
-            // `--reset-after`: an attempt that a timeout stopped hung rather than ran. With
-            // --forever a long success counts as a long failure does.
+            // `--reset-after`: an attempt that a timeout stopped hung rather than ran.
             let stopped = matches!(end.outcome, Outcome::Stopped { .. });
             if consult
-                && self.config.rules.shape != Shape::UntilFail
-                && (verdict == Verdict::Retry || (forever && verdict == Verdict::Success))
+                && self.shape.may_reset(verdict)
                 && !stopped
                 && self.reset_if_long(attempt, end.ran)
             {
@@ -101,8 +97,7 @@ impl Supervisor<'_> {
                 // Asked only when it can matter: after a failure, or a success --until-fail
                 // runs again.
                 reader_gone: if consult
-                    && (verdict != Verdict::Success
-                        || matches!(self.config.rules.shape, Shape::UntilFail | Shape::Forever))
+                    && (verdict != Verdict::Success || self.shape.asks_reader_after_success())
                 {
                     process::gone_reader()
                 } else {
@@ -115,6 +110,7 @@ impl Supervisor<'_> {
                 elapsed: now.saturating_duration_since(self.start),
                 http_status: findings.http_code(),
                 rules: &self.config.rules,
+                shape: &*self.shape,
             };
             let mut streak = self.streak.get();
             // The one give-up rule, shared with `--dry-run` and the simulator.
@@ -122,7 +118,7 @@ impl Supervisor<'_> {
             self.streak.set(streak);
             // A success of a streak not yet complete: the run has not succeeded yet.
             if consult
-                && matches!(self.config.rules.shape, Shape::Streak(_))
+                && self.shape.success_is_partial()
                 && verdict == Verdict::Success
                 && !matches!(decision, Decision::End(Ending::StreakDone { .. }))
             {
@@ -184,11 +180,7 @@ impl Supervisor<'_> {
                 if let Some(d) =
                     decide::after_pause(next, pause, attempt, exit, passed, None, &streak)
                 {
-                    return self.conclude(
-                        decide::settled(self.config.rules.shape, d),
-                        attempt,
-                        None,
-                    );
+                    return self.conclude(decide::settled(&*self.shape, d), attempt, None);
                 }
             }
             if let Err(signal) = self.wait(wake) {
@@ -208,7 +200,7 @@ impl Supervisor<'_> {
                 lost.as_deref(),
                 &streak,
             ) {
-                return self.conclude(decide::settled(self.config.rules.shape, d), attempt, None);
+                return self.conclude(decide::settled(&*self.shape, d), attempt, None);
             }
             // Protecting the service (protect.rs): a later cooldown another run set meanwhile,
             // or a breaker that opened: the decision ends the run then.
@@ -222,7 +214,7 @@ impl Supervisor<'_> {
                         if let Some(d) =
                             decide::after_pause(next, pause, attempt, exit, false, None, &streak)
                         {
-                            let ending = decide::settled(self.config.rules.shape, d);
+                            let ending = decide::settled(&*self.shape, d);
                             return self.conclude(ending, attempt, None);
                         }
                     }

@@ -102,6 +102,7 @@ pub fn run(config: &Config, listen: Listen) -> Exit {
         config,
         events,
         rule: RefCell::new(rule),
+        shape: decide::shapes::of(config.rules.shape),
         start,
         io,
         run_id: &run_id,
@@ -129,6 +130,8 @@ struct Supervisor<'a> {
     events: Events,
     /// The give-up rule: the retries granted, and the one judge of the deadline.
     rule: RefCell<GiveUpRule>,
+    /// The loop's shape, chosen once ([`decide::shapes`]).
+    shape: Box<dyn decide::LoopShape>,
     /// When the run started (the deadline counts from here).
     start: Instant,
     /// Pipeline I/O; `None` when attempts simply inherit retry's descriptors.
@@ -189,7 +192,7 @@ impl Supervisor<'_> {
             return false;
         }
         self.max_attempts() == Some(attempt)
-            || (self.config.rules.shape == crate::config::Shape::Plain
+            || (self.shape.last_by_rule()
                 && self.rule.borrow().surely_gives_up(self.start.elapsed()))
     }
 

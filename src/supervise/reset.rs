@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use super::Supervisor;
-use crate::config::{Config, Shape};
+use crate::config::Config;
 use retry_tool_backoff::{GiveUpRule, Limits};
 
 impl Supervisor<'_> {
@@ -20,14 +20,10 @@ impl Supervisor<'_> {
     /// retry more, since the long run that reset it was no crash: the restart after it is the
     /// first of a new series, and `-n N` still allows N + 1 short runs in a row after it.
     pub(super) fn rule_after_reset(&self) -> GiveUpRule {
-        let forever = u64::from(self.config.rules.shape == Shape::Forever);
-        rule_allowing(
-            self.config,
-            self.config
-                .rules
-                .max_retries
-                .map(|n| n.saturating_add(forever)),
-        )
+        let retries = self
+            .shape
+            .retries_after_reset(self.config.rules.max_retries);
+        rule_allowing(self.config, retries)
     }
 
     /// The last attempt number the run may make as things stand; `None` when unlimited.
@@ -47,13 +43,11 @@ impl Supervisor<'_> {
         }
         // With `--successes N`, each retry may lead to N attempts (config::Shape::attempts);
         // with `--forever`, the long run is not one of the N + 1 short runs allowed after it.
-        let per_retry = self.config.rules.shape.attempts_per_retry();
-        let forever = u64::from(self.config.rules.shape == Shape::Forever);
-        let last = self.config.rules.max_retries.map(|r| {
-            attempt
-                .saturating_add(r.saturating_mul(per_retry))
-                .saturating_add(forever)
-        });
+        let per_retry = self.shape.attempts_per_retry();
+        let last = self
+            .shape
+            .retries_after_reset(self.config.rules.max_retries)
+            .map(|r| attempt.saturating_add(r.saturating_mul(per_retry)));
         self.last_attempt.set(last);
         self.emit(&crate::observe::Event::Reset {
             attempt,

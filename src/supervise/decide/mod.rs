@@ -5,15 +5,9 @@
 //! (asking the budget store, the recorder of stdin, the reader of stdout), then does what the
 //! decision says; nothing here reads a clock, a file or a process.
 //!
-//! The loop shapes are in it too: `--successes N` (a success short of N in a row waits the
-//! first delay as written, then the next attempt runs; the deadline ending a streak ends the
-//! run with 124, as coreutils `timeout` does when time runs out) and `--until-fail` (a success
-//! is retried through the same give-up rule; the first failure ends the run with its status;
-//! running out of retries or time without one ends it with 0).
-//!
-//! `--forever` runs a success again as it retries a failure, through the same checks and the
-//! same give-up rule, whose retries are then the short runs in a row (a crash loop: the
-//! supervisor starts the rule afresh after a run that lasted `--reset-after`).
+//! What differs between the loop shapes (plain, `--successes N`, `--until-fail`, `--forever`)
+//! each shape says for itself ([`shapes`], one file per shape behind one trait), chosen once
+//! for the run.
 //!
 //! A failed attempt whose last HTTP response (`--http-hints`) has an error status (4xx, 5xx)
 //! outside `--http-retry-on` is not retried, as a status in `--stop-on` is not: the request
@@ -35,13 +29,13 @@ use rand::Rng;
 use super::exit_for;
 use super::hints::checked;
 use crate::codes::Verdict;
-use crate::config::{Rules, Shape};
+use crate::config::Rules;
 use crate::held::Stream;
 use crate::hints::HintSource;
 use crate::http_status::HttpStatuses;
 use crate::observe::reasons::{Reason, StdinLost, StreakCut};
-use crate::process::{Outcome, StopReason};
-use crate::status::{Exit, TIMED_OUT};
+use crate::process::Outcome;
+use crate::status::Exit;
 use retry_tool_backoff::{GiveUp, GiveUpRule};
 
 /// What the run knows once an attempt has ended and its output is settled.
@@ -76,6 +70,8 @@ pub(super) struct Facts<'f> {
     pub http_status: Option<u16>,
     /// What the decision reads of the run's settings, built once ([`Rules`]).
     pub rules: &'f Rules,
+    /// The loop's shape, chosen once from [`Rules::shape`].
+    pub shape: &'f dyn LoopShape,
 }
 
 /// The successes in a row of `--successes`: the current streak and the longest seen.
@@ -163,24 +159,22 @@ pub(super) fn verdict(
 
 /// What the run does after the attempt `facts` describe. `rule` grants the next delay (and
 /// counts it); `streak` is `--successes`' count, updated.
-pub(super) fn decide<R: Rng + ?Sized>(
+pub(super) fn decide(
     facts: &Facts<'_>,
     rule: &mut GiveUpRule,
     streak: &mut Streak,
-    rng: &mut R,
+    rng: &mut dyn Rng,
 ) -> Decision {
     match judge(facts, rule, streak, rng) {
         // A --stop-if-output match is the user's own stop: the run's status stands.
-        Decision::End(ending) if !facts.stop_match => {
-            Decision::End(settled(facts.rules.shape, ending))
-        }
+        Decision::End(ending) if !facts.stop_match => Decision::End(settled(facts.shape, ending)),
         other => other,
     }
 }
 
-/// `ending` with a give-up's status settled by [`give_up_exit`] for the loop `shape`: what
-/// [`decide`] and [`after_pause`]'s caller end the run with.
-pub(super) fn settled(shape: Shape, ending: Ending) -> Ending {
+/// `ending` with a give-up's status settled by the loop `shape` ([`LoopShape::give_up_exit`]):
+/// what [`decide`] and [`after_pause`]'s caller end the run with.
+pub(super) fn settled(shape: &dyn LoopShape, ending: Ending) -> Ending {
     match ending {
         Ending::GiveUp {
             reason,
@@ -189,12 +183,7 @@ pub(super) fn settled(shape: Shape, ending: Ending) -> Ending {
             streak,
             lost,
         } => Ending::GiveUp {
-            // A recording of stdin lost after a run that exited 0 is retry's own failure: 125,
-            // as --successes and --until-fail end.
-            exit: match (shape, exit, &reason) {
-                (Shape::Forever, Exit::Code(0), Reason::StdinLost) => Exit::OwnFailure,
-                _ => give_up_exit(shape, exit),
-            },
+            exit: shape.give_up_exit(exit, &reason),
             reason,
             failed_first,
             streak,
@@ -204,68 +193,28 @@ pub(super) fn settled(shape: Shape, ending: Ending) -> Ending {
     }
 }
 
-/// The status a run that gives up ends with, its last attempt having left `exit`: that status,
-/// but with `--forever` never 0. A crash loop of runs that exit 0, a deadline reached between
-/// them, a hook, budget or hint that ends the loop, a reader or a recording lost: the service
-/// did not stay up (systemd marks a unit that hit its start limit failed), 1 then, as a status
-/// 0 made a failure by `--retry-if-output`. `--forever` ends 0 only when `--stop-on 0` ends it,
-/// or `--stop-if-output` matched the output of a run that exited 0.
-pub(super) fn give_up_exit(shape: Shape, exit: Exit) -> Exit {
-    match (shape, exit) {
-        (Shape::Forever, Exit::Code(0)) => Exit::Code(1),
-        _ => exit,
-    }
-}
-
-/// [`decide`] before a give-up's status is settled by [`give_up_exit`].
-fn judge<R: Rng + ?Sized>(
+/// [`decide`] before a give-up's status is settled by the loop's shape.
+fn judge(
     facts: &Facts<'_>,
     rule: &mut GiveUpRule,
     streak: &mut Streak,
-    rng: &mut R,
+    rng: &mut dyn Rng,
 ) -> Decision {
     let f = facts;
     let exit = exit_for(f.outcome, f.output_failed, f.rules.preserve_status);
     if let Some(signal) = f.interrupted {
-        // With --forever the signal alone ends the run (the command would have run on): retry
-        // dies of it whatever the last run did, as a service manager expects of a clean stop.
-        // ALRM is retry's timer: the run it stopped timed out (124, or 137 after KILL), as
-        // without --forever.
+        // ALRM is retry's timer: the run it stopped timed out.
         let timed_out =
             signal == crate::signals::ALARM && matches!(f.outcome, Outcome::Stopped { .. });
-        let exit = if f.rules.shape == Shape::Forever && !timed_out {
-            Exit::Signal(signal)
-        } else {
-            exit
-        };
+        let exit = f.shape.stopped_exit(signal, timed_out, exit);
         return Decision::End(Ending::Stopped { signal, exit });
     }
     if let Outcome::LaunchFailed { .. } = f.outcome {
         return give_up(Reason::CannotRun, exit, false).into();
     }
     let succeeded = f.verdict == Verdict::Success;
-    match f.rules.shape {
-        Shape::Plain | Shape::Forever => {}
-        Shape::Streak(needed) if succeeded => return streak_goes_on(f, rule, streak, needed),
-        Shape::Streak(_) => streak.current = 0,
-        Shape::UntilFail if succeeded => return rerun(f, rule, rng),
-        Shape::UntilFail => {
-            if let Outcome::Stopped {
-                reason: StopReason::Deadline,
-                ..
-            } = f.outcome
-            {
-                return Decision::End(Ending::NoFailure {
-                    runs: f.attempt - 1,
-                    reason: Reason::DeadlineStoppedRun(f.attempt),
-                });
-            }
-            return Decision::End(Ending::UntilFailFailed { exit });
-        }
-    }
-    // `--forever` runs a success again too, through the same checks and delays as a failure.
-    if succeeded && (f.rules.shape != Shape::Forever || f.rules.success_stops) {
-        return Decision::End(Ending::Succeed);
+    if let Some(decision) = f.shape.after_attempt(f, rule, streak, rng, exit, succeeded) {
+        return decision;
     }
     let status = f.outcome.status();
     if f.stop_match {
@@ -306,15 +255,8 @@ fn judge<R: Rng + ?Sized>(
     };
     let delay = match rule.next_delay(f.elapsed, floor, rng) {
         Ok(delay) => delay,
-        Err(GiveUp::RetriesUsedUp) if f.rules.shape == Shape::Forever => {
-            let reason = Reason::CrashLoop {
-                runs: f
-                    .rules
-                    .max_retries
-                    .map_or(u64::MAX, |n| n.saturating_add(1)),
-                reset_after: f.rules.reset_after,
-            };
-            return give_up(reason, exit, true).into();
+        Err(GiveUp::RetriesUsedUp) => {
+            return give_up(f.shape.retries_used_up(f.rules), exit, true).into();
         }
         Err(why) => return give_up(Reason::Rule(why), exit, true).into(),
     };
@@ -356,64 +298,10 @@ fn short(streak: &Streak, current: u64, needed: u64) -> Option<StreakCut> {
     (streak.longest > current).then_some(StreakCut { current, needed })
 }
 
-/// `--successes needed`: a success.
-fn streak_goes_on(f: &Facts<'_>, rule: &GiveUpRule, streak: &mut Streak, needed: u64) -> Decision {
-    let current = streak.current + 1;
-    streak.current = current;
-    streak.longest = streak.longest.max(current);
-    if current >= needed {
-        return Decision::End(Ending::StreakDone { needed });
-    }
-    let delay = f.rules.base;
-    let timed_out = |reason: Reason| Ending::GiveUp {
-        reason,
-        exit: Exit::Code(TIMED_OUT.into()),
-        failed_first: false,
-        streak: short(streak, current, needed),
-        lost: None,
-    };
-    match rule.time_left(f.elapsed) {
-        Some(left) if left.is_zero() => timed_out(Reason::DeadlinePassed).into(),
-        _ if rule.ends_past_deadline(f.elapsed, delay) => {
-            timed_out(Reason::WaitPastDeadline(delay)).into()
-        }
-        _ => Decision::Again {
-            next: Next::Streak { current, needed },
-            delay,
-            hint: None,
-        },
-    }
-}
-
-/// `--until-fail`: a success, run again after the delay the give-up rule grants, or the run
-/// ends without a failure.
-fn rerun<R: Rng + ?Sized>(f: &Facts<'_>, rule: &mut GiveUpRule, rng: &mut R) -> Decision {
-    let no_failure = |reason: Reason| Ending::NoFailure {
-        runs: f.attempt,
-        reason,
-    };
-    if f.stop_match {
-        return no_failure(Reason::OutputMatched).into();
-    }
-    if let Some(stream) = f.reader_gone {
-        return no_failure(Reason::ReaderGone(stream)).into();
-    }
-    let delay = match rule.next_delay(f.elapsed, f.hint.map(|h| h.0), rng) {
-        Ok(delay) => delay,
-        Err(why) => return no_failure(Reason::Rule(why)).into(),
-    };
-    match checked(delay, f.hint, f.rules.max_hint).map(|w| w.hint) {
-        Ok(_) => Decision::Again {
-            next: Next::Rerun,
-            delay,
-            hint: None,
-        },
-        Err(reason) => no_failure(reason).into(),
-    }
-}
-
 mod pause;
+pub(super) mod shapes;
 #[cfg(test)]
 mod tests;
 
 pub(super) use pause::{Pause, after_pause};
+pub(super) use shapes::LoopShape;

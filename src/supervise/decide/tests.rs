@@ -7,7 +7,7 @@ use std::time::Duration;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
-use super::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, decide, verdict};
+use super::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, decide, shapes, verdict};
 use crate::codes::Verdict;
 use crate::config::{Rules, Shape};
 use crate::hints::HintSource;
@@ -56,6 +56,7 @@ pub(super) fn facts(outcome: &Outcome) -> Facts<'_> {
         elapsed: SECS(0),
         http_status: None,
         rules: &RULES,
+        shape: Box::leak(super::shapes::of(Shape::Plain)),
     }
 }
 
@@ -77,6 +78,7 @@ pub(super) fn set(f: &mut Facts<'_>, change: impl FnOnce(&mut Rules)) {
     let mut rules = *f.rules;
     change(&mut rules);
     f.rules = Box::leak(Box::new(rules));
+    f.shape = Box::leak(super::shapes::of(rules.shape));
 }
 
 pub(super) fn run(facts: &Facts<'_>, rule: &mut GiveUpRule, streak: &mut Streak) -> Decision {

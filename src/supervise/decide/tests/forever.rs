@@ -205,18 +205,11 @@ fn alrm_that_stopped_a_run_ends_it_with_the_timed_out_status_not_the_signal() {
 
 #[test]
 fn giving_up_after_a_wait_is_never_0() {
-    assert_eq!(
-        super::super::give_up_exit(Shape::Forever, Exit::Code(0)),
-        Exit::Code(1)
-    );
-    assert_eq!(
-        super::super::give_up_exit(Shape::Forever, Exit::Code(3)),
-        Exit::Code(3)
-    );
-    assert_eq!(
-        super::super::give_up_exit(Shape::Plain, Exit::Code(0)),
-        Exit::Code(0)
-    );
+    let (forever, plain) = (shapes::of(Shape::Forever), shapes::of(Shape::Plain));
+    let why = Reason::DeadlinePassed;
+    assert_eq!(forever.give_up_exit(Exit::Code(0), &why), Exit::Code(1));
+    assert_eq!(forever.give_up_exit(Exit::Code(3), &why), Exit::Code(3));
+    assert_eq!(plain.give_up_exit(Exit::Code(0), &why), Exit::Code(0));
 }
 
 #[test]
@@ -239,7 +232,7 @@ fn a_lost_recording_of_stdin_after_a_run_that_exited_0_is_retry_s_own_failure() 
         Some("gone"),
         &Streak::default(),
     )
-    .map(|e| super::super::settled(Shape::Forever, e));
+    .map(|e| super::super::settled(&*shapes::of(Shape::Forever), e));
     assert!(
         matches!(
             ended,
@@ -259,7 +252,7 @@ fn a_lost_recording_of_stdin_after_a_run_that_exited_0_is_retry_s_own_failure() 
         None,
         &Streak::default(),
     )
-    .map(|e| super::super::settled(Shape::Forever, e));
+    .map(|e| super::super::settled(&*shapes::of(Shape::Forever), e));
     assert!(
         matches!(
             ended,
