@@ -60,15 +60,7 @@ impl Supervisor<'_> {
         }
         self.emit(&Event::Launch(attempt));
         self.launched.set(self.launched.get() + 1);
-        let max = self
-            .max_attempts()
-            .map(|m| m.to_string())
-            .unwrap_or_default();
-        let mut env = vec![
-            ("RETRY_ATTEMPT", attempt.to_string()),
-            ("RETRY_MAX_ATTEMPTS", max),
-        ];
-        env.extend(self.run_env());
+        let mut env = self.run_env(attempt);
         let handed_on = self.env_file_env(attempt == 1);
         env.extend(handed_on.iter().map(|(k, v)| (k.as_str(), v.clone())));
         env.extend(self.observers.borrow_mut().attempt_env(attempt));

@@ -24,16 +24,8 @@ impl Supervisor<'_> {
         last: Exit,
         delay: Option<std::time::Duration>,
     ) -> Vec<(&'static str, String)> {
-        let max = self
-            .max_attempts()
-            .map(|m| m.to_string())
-            .unwrap_or_default();
-        let mut env = vec![
-            ("RETRY_ATTEMPT", attempt.to_string()),
-            ("RETRY_MAX_ATTEMPTS", max),
-            ("RETRY_LAST_STATUS", last.code().to_string()),
-        ];
-        env.extend(self.run_env());
+        let mut env = self.run_env(attempt);
+        env.push(("RETRY_LAST_STATUS", last.code().to_string()));
         env.extend(self.observers.borrow().hook_env());
         if let Some(d) = delay {
             env.push(("RETRY_DELAY", seconds_value(d)));

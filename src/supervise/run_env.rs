@@ -25,10 +25,18 @@ pub(super) fn new_run_id() -> String {
 }
 
 impl Supervisor<'_> {
+    /// What an attempt and a hook both get, the one after attempt `attempt` (or attempt
+    /// `attempt` itself): `RETRY_ATTEMPT`, `RETRY_MAX_ATTEMPTS` (empty when unlimited),
     /// `RETRY_RUN_ID`, and `RETRY_TIME_LEFT`: seconds (three decimals) until the deadline from
     /// now, `0.000` once it has passed, empty without a deadline.
-    pub(super) fn run_env(&self) -> [(&'static str, String); 2] {
-        [
+    pub(super) fn run_env(&self, attempt: u64) -> Vec<(&'static str, String)> {
+        let max = self
+            .max_attempts()
+            .map(|m| m.to_string())
+            .unwrap_or_default();
+        vec![
+            ("RETRY_ATTEMPT", attempt.to_string()),
+            ("RETRY_MAX_ATTEMPTS", max),
             ("RETRY_RUN_ID", self.run_id.to_string()),
             ("RETRY_TIME_LEFT", time_left(self.time_left())),
         ]
