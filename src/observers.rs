@@ -15,7 +15,7 @@ use crate::chronic::Chronic;
 use crate::ci::observer::CiObserver;
 use crate::config::Config;
 use crate::observe::Observers;
-use crate::report::{ReportObserver, Reporter, Writer};
+use crate::report::{ReportObserver, Reporter, Shown, StopPlan, Writer};
 use crate::supervise::Listening;
 use crate::telemetry::Telemetry;
 use crate::telemetry::observer::TelemetryObserver;
@@ -60,7 +60,15 @@ pub fn of<'a>(config: &'a Config, run: &Listening<'a>) -> Observers<'a> {
         run.run_id,
         &program,
     ));
-    observers.push(ReportObserver::new(Rc::clone(&reporter), config));
+    let shown = Shown {
+        policy: config.policy.clone(),
+        deadline: config.deadline,
+        timeout: config.timeout,
+        stop: StopPlan::of(config),
+        budget: (config.protect.budget.as_ref()).map(|b| (b.store.clone(), b.policy)),
+        lock_wait: config.lock.as_ref().map(|l| l.wait).unwrap_or_default(),
+    };
+    observers.push(ReportObserver::new(Rc::clone(&reporter), shown));
     if let Some(chronic) = run
         .io
         .and_then(|io| Chronic::new(io, Rc::clone(&reporter), config.pipeline.max_output))

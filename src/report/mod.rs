@@ -33,7 +33,7 @@ pub use self::attempts::Wait;
 pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, DryRun, NoteAbout, dry_run};
 pub(crate) use self::lines::without_os_error;
 pub use self::loops::dry_run_loop;
-pub use self::observer::ReportObserver;
+pub use self::observer::{ReportObserver, Shown};
 pub use self::problems::problem_words;
 pub use self::reasons::{
     give_up_words, lock_busy_words, reason_words, refusal_words, stdin_lost_line, why_words,

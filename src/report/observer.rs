@@ -3,43 +3,59 @@
 //! countdown drawn while the run waits. The supervisor names none of it.
 
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::problems::problem_words;
 use super::reasons::{lock_busy_words, reason_words, refusal_words, why_words};
 use super::{Reporter, StopPlan, Wait};
-use crate::config::Config;
+use crate::budget::{BudgetPolicy, StoreLocation};
 use crate::observe::problems::Problem;
 use crate::observe::{Event, Observer, Voice};
+use retry_tool_backoff::Policy;
 
-/// The reporter of a run of `config`, as one of its observers.
-pub struct ReportObserver<'a> {
-    reporter: Rc<Reporter>,
-    config: &'a Config,
+/// What the reporter shows of a run's settings, filled from the config by
+/// [`crate::observers`] (so that `report` never sees the config).
+#[derive(Clone, Debug)]
+pub struct Shown {
+    /// The backoff policy.
+    pub policy: Policy,
+    /// `--deadline`; `None` without one.
+    pub deadline: Option<Duration>,
+    /// `--timeout`; `None` without one.
+    pub timeout: Option<Duration>,
+    /// How an attempt is stopped.
+    pub stop: StopPlan,
+    /// `--budget`'s store and policy; `None` without a budget.
+    pub budget: Option<(StoreLocation, BudgetPolicy)>,
+    /// `--lock-wait` (zero without `--lock`).
+    pub lock_wait: Duration,
 }
 
-impl<'a> ReportObserver<'a> {
-    /// `reporter` observing the run of `config`.
-    pub fn new(reporter: Rc<Reporter>, config: &'a Config) -> ReportObserver<'a> {
-        ReportObserver { reporter, config }
+/// The reporter of a run, as one of its observers.
+pub struct ReportObserver {
+    reporter: Rc<Reporter>,
+    shown: Shown,
+}
+
+impl ReportObserver {
+    /// `reporter` observing a run whose settings are `shown`.
+    pub fn new(reporter: Rc<Reporter>, shown: Shown) -> ReportObserver {
+        ReportObserver { reporter, shown }
     }
 }
 
-impl Observer for ReportObserver<'_> {
+impl Observer for ReportObserver {
     fn event(&mut self, event: &Event<'_>) {
         let r = &*self.reporter;
-        let budget = self.config.protect.budget.as_ref();
+        let budget = self.shown.budget.as_ref();
         match *event {
             // Nothing of retry's is left drawn in place when an attempt or a hook may write.
             Event::AttemptStart { .. } | Event::HookStart(_) | Event::Woke => r.writer().settle(),
             Event::Tick => r.writer().countdown_tick(),
-            Event::RunStart { seed } => r.start(
-                &self.config.policy,
-                self.config.deadline,
-                self.config.timeout,
-                seed,
-                &StopPlan::of(self.config),
-            ),
+            Event::RunStart { seed } => {
+                let s = &self.shown;
+                r.start(&s.policy, s.deadline, s.timeout, seed, &s.stop);
+            }
             Event::Launch(attempt) => r.attempt_start(attempt),
             Event::AttemptEnd(a) => r.attempt_end(&a),
             Event::Failed(a) => r.failed(&a, None),
@@ -90,7 +106,7 @@ impl Observer for ReportObserver<'_> {
             Event::Splay(delay) => r.splay(delay),
             Event::BudgetBegin { key, begin } => {
                 if let Some(s) = budget {
-                    r.budget_begin(key, &s.store, &s.policy, begin);
+                    r.budget_begin(key, &s.0, &s.1, begin);
                 }
             }
             Event::BudgetAttempt {
@@ -99,12 +115,12 @@ impl Observer for ReportObserver<'_> {
                 after,
             } => {
                 if let Some(s) = budget {
-                    r.budget_attempt(key, attempt, after, &s.policy);
+                    r.budget_attempt(key, attempt, after, &s.1);
                 }
             }
             Event::BudgetEnd { key, end, state } => {
                 if let Some(s) = budget {
-                    r.budget_end(key, end, state, &s.policy);
+                    r.budget_end(key, end, state, &s.1);
                 }
             }
             Event::Refused { why, until_ms } => r.refused(&refusal_words(why), until_ms),
@@ -115,13 +131,7 @@ impl Observer for ReportObserver<'_> {
                 delay,
             } => r.cooldown(key, attempt, until_ms, delay),
             Event::LockWaiting { path, holder } => {
-                let wait = self
-                    .config
-                    .lock
-                    .as_ref()
-                    .map(|l| l.wait)
-                    .unwrap_or_default();
-                r.lock_waiting(path, holder, wait);
+                r.lock_waiting(path, holder, self.shown.lock_wait)
             }
             Event::LockHeld { path, waited } => r.lock_held(path, waited),
             Event::LockBusy(busy) => r.lock_busy(&busy.path, busy.holder, &lock_busy_words(busy)),
