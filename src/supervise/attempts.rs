@@ -53,8 +53,8 @@ impl Supervisor<'_> {
             let settled = self.settle_io(attempt, &mut end, succeeded, output_failed);
             // The attempt's output is all written: its fold ends before retry's line about it.
             self.emit(&Event::OutputSettled);
-            if let Some(exit) = settled {
-                return exit;
+            if let Some(unsettled) = settled {
+                return self.conclude(decide::after_output(unsettled), attempt, None);
             }
             let launch_failed = matches!(end.outcome, Outcome::LaunchFailed { .. });
             // Asked of the world only when the attempt is not the run's end already.
@@ -282,6 +282,7 @@ impl Supervisor<'_> {
                 self.emit(&Event::Problem(Problem::StdinLost(&lost)));
                 exit
             }
+            Ending::Quiet { exit } => exit,
         }
     }
 

@@ -17,10 +17,10 @@
 
 use std::time::{Duration, Instant};
 
+use super::decide::Unsettled;
 use super::{AttemptEnd, Supervisor, exit_for};
 use crate::observe::Event as RunEvent;
 use crate::observe::problems::Problem;
-use crate::observe::reasons::Reason;
 use crate::pipeline::{AttemptIo, AttemptReport, Rest, Tasks};
 use crate::process;
 use crate::signals::{Event, passed_on};
@@ -90,16 +90,16 @@ impl Supervisor<'_> {
     /// After an attempt: releases its held stdout (to stdout when it succeeded, else to
     /// stderr) and, after a success, hands what its leftovers still write to the relay (see the
     /// module doc); then applies the module's rule to what its I/O came to.
-    /// `Some` when the run ends here: a vanished stdout reader (death by SIGPIPE, as a
-    /// pipeline stage), a stop signal that cut the output short (death by that signal), or an
-    /// I/O fault.
+    /// `Some` when what its output came to ends the run ([`super::decide::after_output`] says how):
+    /// a vanished stdout reader, a stop signal that cut the output short, or an I/O fault
+    /// (said here, with the attempt's failure).
     pub(super) fn settle_io(
         &self,
         attempt: u64,
         end: &mut AttemptEnd,
         succeeded: bool,
         output_failed: bool,
-    ) -> Option<Exit> {
+    ) -> Option<Unsettled> {
         let io = self.io?;
         let faults = std::mem::take(&mut end.io.faults);
         let cut = end.io.abandoned;
@@ -145,15 +145,14 @@ impl Supervisor<'_> {
             reader_gone,
         } = state;
         if reader_gone {
-            return Some(Exit::Signal(crate::signal_names::PIPE));
+            return Some(Unsettled::ReaderGone);
         }
         if let (true, Some(signal)) = (cut, end.interrupted) {
             if !succeeded {
                 self.emit(&RunEvent::Failed(end.attempted(attempt, output_failed)));
             }
             self.emit(&RunEvent::Problem(Problem::OutputCut { signal, attempt }));
-            self.emit(&RunEvent::Stopped(signal));
-            return Some(Exit::Signal(signal));
+            return Some(Unsettled::Cut { signal });
         }
         if faults.is_empty() {
             return None;
@@ -173,11 +172,10 @@ impl Supervisor<'_> {
         if !succeeded {
             self.emit(&RunEvent::Failed(end.attempted(attempt, output_failed)));
         }
-        if let Some(signal) = end.interrupted {
-            self.emit(&RunEvent::Stopped(signal));
-            return Some(exit);
-        }
-        Some(self.give_up(attempt, &Reason::IoLost, None, exit))
+        Some(Unsettled::Lost {
+            exit,
+            interrupted: end.interrupted,
+        })
     }
 
     /// Writes the held stdout `held` (to stdout when the attempt succeeded, else to stderr) and

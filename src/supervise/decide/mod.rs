@@ -131,6 +131,8 @@ pub(super) enum Ending {
     /// The run ends with `exit` after saying why the recording of stdin failed, with no
     /// closing line.
     Abort { exit: Exit, lost: StdinLost },
+    /// The run ends with `exit`, with nothing more to say (the reader of its output is gone).
+    Quiet { exit: Exit },
 }
 
 impl From<Ending> for Decision {
@@ -303,5 +305,5 @@ pub(super) mod shapes;
 #[cfg(test)]
 mod tests;
 
-pub(super) use pause::{Pause, after_pause};
+pub(super) use pause::{Pause, Unsettled, after_output, after_pause};
 pub(super) use shapes::LoopShape;

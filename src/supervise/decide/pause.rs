@@ -90,3 +90,40 @@ pub(in crate::supervise) fn after_pause(
         }
     }
 }
+
+/// What an attempt's output came to, when that ends the run before the decision on its status
+/// (the supervisor has said the failure and the faults).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::supervise) enum Unsettled {
+    /// The reader of retry's stdout is gone: retry dies of SIGPIPE, as a pipeline stage does.
+    ReaderGone,
+    /// Stop signal `signal` came while the output was still being written: retry dies of it.
+    Cut { signal: i32 },
+    /// The attempt's input or output could not be passed on whole: the run ends with `exit`,
+    /// stopped by `interrupted` if a stop signal came, else giving up.
+    Lost {
+        exit: Exit,
+        interrupted: Option<i32>,
+    },
+}
+
+/// How the run ends when an attempt's output came to `unsettled`.
+pub(in crate::supervise) fn after_output(unsettled: Unsettled) -> Ending {
+    match unsettled {
+        Unsettled::ReaderGone => Ending::Quiet {
+            exit: Exit::Signal(crate::signal_names::PIPE),
+        },
+        Unsettled::Cut { signal } => Ending::Stopped {
+            signal,
+            exit: Exit::Signal(signal),
+        },
+        Unsettled::Lost {
+            exit,
+            interrupted: Some(signal),
+        } => Ending::Stopped { signal, exit },
+        Unsettled::Lost {
+            exit,
+            interrupted: None,
+        } => give_up(Reason::IoLost, exit, false),
+    }
+}

@@ -105,6 +105,16 @@ pub(super) fn gives_up(reason: Reason, exit: Exit, failed_first: bool) -> Decisi
     })
 }
 
+impl Decision {
+    /// The ending of a decision that ends the run.
+    fn into_ending(self) -> Ending {
+        match self {
+            Decision::End(ending) => ending,
+            other => panic!("{other:?} does not end the run"),
+        }
+    }
+}
+
 pub(super) fn again(next: Next, delay: Duration, hint: Option<HintSource>) -> Decision {
     Decision::Again { next, delay, hint }
 }
@@ -418,6 +428,39 @@ fn the_budget_refusing_the_next_attempt_ends_the_run_in_the_decision() {
             runs: 3,
             reason: Reason::Budget(open),
         })
+    );
+}
+
+#[test]
+fn an_attempt_s_output_that_did_not_settle_ends_the_run() {
+    use super::{Unsettled, after_output};
+    assert_eq!(
+        after_output(Unsettled::ReaderGone),
+        Ending::Quiet {
+            exit: Exit::Signal(crate::signal_names::PIPE)
+        }
+    );
+    assert_eq!(
+        after_output(Unsettled::Cut { signal: 15 }),
+        Ending::Stopped {
+            signal: 15,
+            exit: Exit::Signal(15)
+        }
+    );
+    let exit = Exit::Code(4);
+    assert_eq!(
+        after_output(Unsettled::Lost {
+            exit,
+            interrupted: Some(2)
+        }),
+        Ending::Stopped { signal: 2, exit }
+    );
+    assert_eq!(
+        after_output(Unsettled::Lost {
+            exit,
+            interrupted: None
+        }),
+        gives_up(Reason::IoLost, exit, false).into_ending()
     );
 }
 
