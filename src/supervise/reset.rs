@@ -41,7 +41,7 @@ impl Supervisor<'_> {
         if ran < reset_after {
             return false;
         }
-        // With `--successes N`, each retry may lead to N attempts (config::Shape::attempts);
+        // With `--successes N`, each retry may lead to N attempts (config::Rules::shape);
         // with `--forever`, the long run is not one of the N + 1 short runs allowed after it.
         let per_retry = self.shape.attempts_per_retry();
         let last = self

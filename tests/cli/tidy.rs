@@ -103,20 +103,52 @@ fn the_supervisor_names_no_vendor_sink_or_observer() {
         "chronic::",
         "metrics_file",
     ];
+    // The reporter is an observer like the others: no call on it, no `report::` path.
+    let reporter = regex::Regex::new(r"\b(report::|[Rr]eporter\b)").unwrap();
     let mut found = Vec::new();
     for path in rust_files(&root().join("src/supervise")) {
-        let text = std::fs::read_to_string(&path).unwrap().to_lowercase();
+        let text = std::fs::read_to_string(&path).unwrap();
         for (n, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
             for name in NAMES {
-                if line.contains(name) {
+                if lower.contains(name) {
                     found.push(format!("{}:{}: {name}", relative(&path), n + 1));
                 }
+            }
+            if let Some(m) = reporter.find(line) {
+                found.push(format!("{}:{}: {}", relative(&path), n + 1, m.as_str()));
             }
         }
     }
     assert!(
         found.is_empty(),
         "src/supervise/ emits events; the observers name themselves: {found:?}"
+    );
+}
+
+#[test]
+fn the_loop_shapes_are_matched_only_in_their_strategies() {
+    let shapes = root().join("src/supervise/decide/shapes");
+    let tests = root().join("src/supervise/decide/tests");
+    let mut found = Vec::new();
+    for path in rust_files(&root().join("src/supervise")) {
+        if path.starts_with(&shapes)
+            || path.starts_with(&tests)
+            || path.ends_with("decide/tests.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let matched = regex::Regex::new(r"\bShape::").unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if matched.is_match(line) {
+                found.push(format!("{}:{}", relative(&path), n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "src/supervise/ asks the loop's shape (decide/shapes/), never matches on Shape: {found:?}"
     );
 }
 
