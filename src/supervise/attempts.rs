@@ -14,7 +14,7 @@ use super::hints;
 use super::protect::Cooled;
 use crate::codes::Verdict;
 use crate::observe::problems::Problem;
-use crate::observe::reasons::Reason;
+use crate::observe::reasons::{Reason, StdinLost};
 use crate::observe::{Event, HookEnd};
 use crate::process::{self, Outcome};
 use crate::status::Exit;
@@ -86,7 +86,7 @@ impl Supervisor<'_> {
                 self.rule.replace(self.rule_after_reset());
             }
             let now = Instant::now();
-            let replay_lost = self.io.and_then(|io| io.replay_failure());
+            let replay_lost = self.io.is_some_and(|io| io.replay_failure().is_some());
             let facts = Facts {
                 attempt,
                 outcome: &end.outcome,
@@ -103,7 +103,7 @@ impl Supervisor<'_> {
                 } else {
                     None
                 },
-                replay_lost: replay_lost.as_deref(),
+                replay_lost,
                 hint: hints::asked(findings.delay_hint),
                 cooldown: budget.as_ref().and_then(|b| b.cooldown()),
                 budget_refusal: budget.as_ref().and_then(|b| b.give_up.as_ref()),
@@ -178,7 +178,7 @@ impl Supervisor<'_> {
                 let streak = self.streak.get();
                 let passed = self.deadline_passed();
                 if let Some(d) =
-                    decide::after_pause(next, pause, attempt, exit, passed, None, &streak)
+                    decide::after_pause(next, pause, attempt, exit, passed, false, &streak)
                 {
                     return self.conclude(decide::settled(&*self.shape, d), attempt, None);
                 }
@@ -188,18 +188,12 @@ impl Supervisor<'_> {
             }
             // No attempt starts at or after the deadline, nor once the recording of stdin
             // failed during the wait.
-            let lost = self.io.and_then(|io| io.replay_failure());
+            let lost = self.io.is_some_and(|io| io.replay_failure().is_some());
             let streak = self.streak.get();
             let passed = self.deadline_passed();
-            if let Some(d) = decide::after_pause(
-                next,
-                Pause::Wait,
-                attempt,
-                exit,
-                passed,
-                lost.as_deref(),
-                &streak,
-            ) {
+            if let Some(d) =
+                decide::after_pause(next, Pause::Wait, attempt, exit, passed, lost, &streak)
+            {
                 return self.conclude(decide::settled(&*self.shape, d), attempt, None);
             }
             // Protecting the service (protect.rs): a later cooldown another run set meanwhile,
@@ -212,7 +206,7 @@ impl Supervisor<'_> {
                         let streak = self.streak.get();
                         let pause = Pause::Refused(why);
                         if let Some(d) =
-                            decide::after_pause(next, pause, attempt, exit, false, None, &streak)
+                            decide::after_pause(next, pause, attempt, exit, false, false, &streak)
                         {
                             let ending = decide::settled(&*self.shape, d);
                             return self.conclude(ending, attempt, None);
@@ -261,8 +255,8 @@ impl Supervisor<'_> {
                 streak,
                 lost,
             } => {
-                if let Some(lost) = lost {
-                    self.emit(&Event::Problem(Problem::StdinLost(&lost)));
+                if let Some(next) = lost {
+                    self.stdin_lost(next);
                 }
                 if failed_first {
                     failed(ended);
@@ -278,12 +272,22 @@ impl Supervisor<'_> {
                 }
                 exit
             }
-            Ending::Abort { exit, lost } => {
-                self.emit(&Event::Problem(Problem::StdinLost(&lost)));
+            Ending::Abort { exit, next } => {
+                self.stdin_lost(next);
                 exit
             }
             Ending::Quiet { exit } => exit,
         }
+    }
+
+    /// Says why the recording of stdin failed, so that attempt `next` would see only part of it.
+    fn stdin_lost(&self, next: u64) {
+        let why = self
+            .io
+            .and_then(|io| io.replay_failure())
+            .unwrap_or_default();
+        let lost = StdinLost { why, next };
+        self.emit(&Event::Problem(Problem::StdinLost(&lost)));
     }
 
     /// `--until-fail` ends after `runs` runs without a failure, for `reason`: reported, and

@@ -130,6 +130,7 @@ fn the_supervisor_names_no_vendor_sink_or_observer() {
 fn the_loop_shapes_are_matched_only_in_their_strategies() {
     let shapes = root().join("src/supervise/decide/shapes");
     let tests = root().join("src/supervise/decide/tests");
+    let matched = regex::Regex::new(r"\bShape::").unwrap();
     let mut found = Vec::new();
     for path in rust_files(&root().join("src/supervise")) {
         if path.starts_with(&shapes)
@@ -139,7 +140,6 @@ fn the_loop_shapes_are_matched_only_in_their_strategies() {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        let matched = regex::Regex::new(r"\bShape::").unwrap();
         for (n, line) in text.lines().enumerate() {
             if matched.is_match(line) {
                 found.push(format!("{}:{}", relative(&path), n + 1));

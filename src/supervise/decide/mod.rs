@@ -33,7 +33,7 @@ use crate::config::Rules;
 use crate::held::Stream;
 use crate::hints::HintSource;
 use crate::http_status::HttpStatuses;
-use crate::observe::reasons::{Reason, StdinLost, StreakCut};
+use crate::observe::reasons::{Reason, StreakCut};
 use crate::process::Outcome;
 use crate::status::Exit;
 use retry_tool_backoff::{GiveUp, GiveUpRule};
@@ -56,8 +56,8 @@ pub(super) struct Facts<'f> {
     pub verdict: Verdict,
     /// The reader of retry's stdout (or stderr) is gone: a pipe whose read end closed.
     pub reader_gone: Option<Stream>,
-    /// Why the recording of stdin (`--replay-stdin`) failed, if it did.
-    pub replay_lost: Option<&'f str>,
+    /// The recording of stdin (`--replay-stdin`) failed.
+    pub replay_lost: bool,
     /// The wait a server's hint asks for from now, and where it came from.
     pub hint: Option<(Duration, HintSource)>,
     /// The budget's shared cooldown still to wait (`--budget`), if any.
@@ -116,21 +116,22 @@ pub(super) enum Ending {
     StreakDone { needed: u64 },
     /// The run gives up for `reason`, and ends with `exit`. `failed_first`: the attempt's
     /// failure is said before (no wait line said it); `streak`: a `--successes` streak cut
-    /// short of a longer one seen before; `lost`: the recording of stdin failed (said first).
+    /// short of a longer one seen before; `lost`: the recording of stdin failed, and this
+    /// attempt (from 1) would see only part of it (said first).
     GiveUp {
         reason: Reason,
         exit: Exit,
         failed_first: bool,
         streak: Option<StreakCut>,
-        lost: Option<StdinLost>,
+        lost: Option<u64>,
     },
     /// `--until-fail`: the run ends with 0 after `runs` runs without a failure, for `reason`.
     NoFailure { runs: u64, reason: Reason },
     /// `--until-fail`: the failure it waited for; the run ends with `exit`.
     UntilFailFailed { exit: Exit },
-    /// The run ends with `exit` after saying why the recording of stdin failed, with no
-    /// closing line.
-    Abort { exit: Exit, lost: StdinLost },
+    /// The run ends with `exit` after saying why the recording of stdin failed, so that
+    /// attempt `next` would see only part of it, with no closing line.
+    Abort { exit: Exit, next: u64 },
     /// The run ends with `exit`, with nothing more to say (the reader of its output is gone).
     Quiet { exit: Exit },
 }
@@ -240,13 +241,13 @@ fn judge(
     if let Some(stream) = f.reader_gone {
         return give_up(Reason::ReaderGone(stream), exit, true).into();
     }
-    if let Some(why) = f.replay_lost {
+    if f.replay_lost {
         return Decision::End(Ending::GiveUp {
             reason: Reason::StdinLost,
             exit,
             failed_first: true,
             streak: None,
-            lost: Some(stdin_lost(why, f.attempt + 1)),
+            lost: Some(f.attempt + 1),
         });
     }
     // A server's hint may lengthen the delay past the cap, or make retry give up; so may the
@@ -283,14 +284,6 @@ fn give_up(reason: Reason, exit: Exit, failed_first: bool) -> Ending {
         failed_first,
         streak: None,
         lost: None,
-    }
-}
-
-/// Why attempt `next` does not run: the recording of stdin failed (`why`).
-fn stdin_lost(why: &str, next: u64) -> StdinLost {
-    StdinLost {
-        why: why.to_string(),
-        next,
     }
 }
 

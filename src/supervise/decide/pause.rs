@@ -3,7 +3,7 @@
 //! stdin, the budget's refusal right before the next attempt. Pure, as [`super::decide`] is:
 //! with it, the one place that ends a run after an attempt.
 
-use super::{Ending, Next, Streak, give_up, short, stdin_lost};
+use super::{Ending, Next, Streak, give_up, short};
 use crate::observe::reasons::{Reason, Refusal};
 use crate::status::{Exit, TIMED_OUT};
 
@@ -30,7 +30,7 @@ pub(in crate::supervise) fn after_pause(
     attempt: u64,
     exit: Exit,
     deadline_passed: bool,
-    replay_lost: Option<&str>,
+    replay_lost: bool,
     streak: &Streak,
 ) -> Option<Ending> {
     let no_failure = |reason: Reason| Ending::NoFailure {
@@ -65,7 +65,10 @@ pub(in crate::supervise) fn after_pause(
             })
         }
         (next, Pause::Wait) => {
-            let lost = stdin_lost(replay_lost?, attempt + 1);
+            if !replay_lost {
+                return None;
+            }
+            let lost = attempt + 1;
             Some(match next {
                 Next::Retry => Ending::GiveUp {
                     reason: Reason::StdinLost,
@@ -84,7 +87,7 @@ pub(in crate::supervise) fn after_pause(
                 // --until-fail ends with 125 after the line saying why.
                 Next::Rerun => Ending::Abort {
                     exit: Exit::OwnFailure,
-                    lost,
+                    next: lost,
                 },
             })
         }

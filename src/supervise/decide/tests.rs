@@ -11,7 +11,7 @@ use super::{Decision, Ending, Facts, Next, Pause, Streak, after_pause, decide, s
 use crate::codes::Verdict;
 use crate::config::{Rules, Shape};
 use crate::hints::HintSource;
-use crate::observe::reasons::{Reason, StdinLost, StreakCut};
+use crate::observe::reasons::{Reason, StreakCut};
 use crate::process::{Ended, Outcome, StopReason};
 use crate::status::{Exit, TIMED_OUT};
 use retry_tool_backoff::{GiveUp, GiveUpRule, Jitter, Limits, Policy};
@@ -49,7 +49,7 @@ pub(super) fn facts(outcome: &Outcome) -> Facts<'_> {
             }
         }),
         reader_gone: None,
-        replay_lost: None,
+        replay_lost: false,
         hint: None,
         cooldown: None,
         budget_refusal: None,
@@ -219,7 +219,7 @@ fn a_reader_gone_or_a_lost_recording_of_stdin_gives_up() {
         )
     );
     let mut f = facts(&FAILED);
-    f.replay_lost = Some("cannot record stdin: disk full");
+    f.replay_lost = true;
     assert_eq!(
         once(&f),
         Decision::End(Ending::GiveUp {
@@ -227,10 +227,7 @@ fn a_reader_gone_or_a_lost_recording_of_stdin_gives_up() {
             exit: Exit::Code(1),
             failed_first: true,
             streak: None,
-            lost: Some(StdinLost {
-                why: "cannot record stdin: disk full".into(),
-                next: 2
-            }),
+            lost: Some(2),
         })
     );
 }
@@ -341,15 +338,15 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
         })
     };
     assert_eq!(
-        after_pause(Next::Retry, hook(false), 1, exit, false, None, &none),
+        after_pause(Next::Retry, hook(false), 1, exit, false, false, &none),
         None
     );
     assert_eq!(
-        after_pause(Next::Retry, hook(false), 1, exit, true, None, &none),
+        after_pause(Next::Retry, hook(false), 1, exit, true, false, &none),
         end(Reason::DeadlineDuringHook, exit)
     );
     assert_eq!(
-        after_pause(Next::Retry, hook(true), 1, exit, false, None, &none),
+        after_pause(Next::Retry, hook(true), 1, exit, false, false, &none),
         end(Reason::HookFailed, exit)
     );
     assert_eq!(
@@ -359,7 +356,7 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
             2,
             Exit::Code(0),
             false,
-            None,
+            false,
             &none
         ),
         Some(Ending::NoFailure {
@@ -368,7 +365,7 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
         })
     );
     assert_eq!(
-        after_pause(Next::Retry, Pause::Wait, 1, exit, true, None, &none),
+        after_pause(Next::Retry, Pause::Wait, 1, exit, true, false, &none),
         end(Reason::DeadlinePassed, exit)
     );
     let streak = Next::Streak {
@@ -376,7 +373,7 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
         needed: 3,
     };
     assert_eq!(
-        after_pause(streak, Pause::Wait, 1, exit, true, None, &none),
+        after_pause(streak, Pause::Wait, 1, exit, true, false, &none),
         end(Reason::DeadlinePassed, Exit::Code(TIMED_OUT.into()))
     );
     assert_eq!(
@@ -386,19 +383,16 @@ fn after_the_hook_and_the_wait_the_deadline_the_hook_and_the_recording_may_end_t
             1,
             Exit::Code(0),
             false,
-            Some("gone"),
+            true,
             &none
         ),
         Some(Ending::Abort {
             exit: Exit::OwnFailure,
-            lost: StdinLost {
-                why: "gone".into(),
-                next: 2
-            }
+            next: 2
         })
     );
     assert_eq!(
-        after_pause(Next::Retry, Pause::Wait, 1, exit, false, None, &none),
+        after_pause(Next::Retry, Pause::Wait, 1, exit, false, false, &none),
         None
     );
 }
@@ -413,7 +407,7 @@ fn the_budget_refusing_the_next_attempt_ends_the_run_in_the_decision() {
     };
     let refused = Pause::Refused(open.clone());
     assert_eq!(
-        after_pause(Next::Retry, refused.clone(), 3, exit, false, None, &none),
+        after_pause(Next::Retry, refused.clone(), 3, exit, false, false, &none),
         Some(Ending::GiveUp {
             reason: Reason::Budget(open.clone()),
             exit,
@@ -423,7 +417,7 @@ fn the_budget_refusing_the_next_attempt_ends_the_run_in_the_decision() {
         })
     );
     assert_eq!(
-        after_pause(Next::Rerun, refused, 3, Exit::Code(0), false, None, &none),
+        after_pause(Next::Rerun, refused, 3, Exit::Code(0), false, false, &none),
         Some(Ending::NoFailure {
             runs: 3,
             reason: Reason::Budget(open),

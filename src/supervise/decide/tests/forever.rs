@@ -215,7 +215,7 @@ fn giving_up_after_a_wait_is_never_0() {
 #[test]
 fn a_lost_recording_of_stdin_after_a_run_that_exited_0_is_retry_s_own_failure() {
     let mut f = forever(&OK);
-    f.replay_lost = Some("gone");
+    f.replay_lost = true;
     match once(&f) {
         Decision::End(Ending::GiveUp { reason, exit, .. }) => {
             assert_eq!((reason, exit), (Reason::StdinLost, Exit::OwnFailure));
@@ -229,7 +229,7 @@ fn a_lost_recording_of_stdin_after_a_run_that_exited_0_is_retry_s_own_failure() 
         1,
         Exit::Code(0),
         false,
-        Some("gone"),
+        true,
         &Streak::default(),
     )
     .map(|e| super::super::settled(&*shapes::of(Shape::Forever), e));
@@ -249,7 +249,7 @@ fn a_lost_recording_of_stdin_after_a_run_that_exited_0_is_retry_s_own_failure() 
         1,
         Exit::Code(0),
         true,
-        None,
+        false,
         &Streak::default(),
     )
     .map(|e| super::super::settled(&*shapes::of(Shape::Forever), e));
