@@ -12,7 +12,9 @@
 #
 # Usage: benches/startup.sh          (builds both binaries first)
 #        BASELINE=REV benches/startup.sh
-# ROUNDS (default 1000) rounds after WARMUP (default 50); RSS_RUNS (default 30). With BASELINE
+# ROUNDS (default 1000) rounds after WARMUP (default 50); RSS_RUNS (default 30); ENV_VARS (default
+# 0) variables of 64 bytes each beside PATH and LC_ALL in every command's environment (a CI job's
+# has 100 or more: what a scan of the environment at start-up costs grows with it). With BASELINE
 # (a git revision, such as the commit before a change), that revision's default release build
 # (built in a temporary worktree under target/) joins the rounds as "baseline", and the report
 # adds the paired ratio of this build to it and both peak RSS figures: the check that a change
@@ -68,11 +70,13 @@ echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | se
 echo "# static: $static ($(stat -c %s "$static") bytes); default: $dynamic ($(stat -c %s "$dynamic") bytes)"
 echo "# Debian retry $(dpkg-query -W -f='${Version}' retry); $ROUNDS rounds after $WARMUP, order shuffled in each"
 
-python3 - "$ROUNDS" "$WARMUP" "$static" "$dynamic" "$baseline" <<'EOF'
+echo "# environment: PATH, LC_ALL and ${ENV_VARS:-0} more variables of 64 bytes"
+
+python3 - "$ROUNDS" "$WARMUP" "$static" "$dynamic" "$baseline" "${ENV_VARS:-0}" <<'EOF'
 import os, random, statistics, sys, time
 
 rounds, warmup = int(sys.argv[1]), int(sys.argv[2])
-static, dynamic, baseline = sys.argv[3], sys.argv[4], sys.argv[5]
+static, dynamic, baseline, env_vars = sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
 commands = {
     "static": [static, "--", "true"],
     "default": [dynamic, "--", "true"],
@@ -94,6 +98,7 @@ if baseline:
     labels["baseline"] = "retry -- true (baseline build)"
     pairs.insert(0, ("default", "baseline"))
 env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+env.update({f"BENCH_VARIABLE_{i:04}": "v" * (64 - len("BENCH_VARIABLE_0000=")) for i in range(env_vars)})
 
 def run(argv):
     t0 = time.perf_counter_ns()

@@ -74,17 +74,31 @@ pub(crate) fn check(spec: &SimSpec, sweep: bool) -> Result<(), SpecError> {
         }
     }
     // The clients are at fault: the most that fit.
-    let fits = |max: u32| work(spec, &points(max), spec.model) <= MAX_CALLS_PER_RUN;
-    let (mut lo, mut hi) = (0u32, spec.clients);
+    Err(SpecError::TooManyClients {
+        clients: spec.clients,
+        max: most_that_fit(spec.clients, |n| {
+            work(spec, &points(n), spec.model) <= MAX_CALLS_PER_RUN
+        }),
+        calls: Some(calls),
+    })
+}
+
+/// The most of `asked` (clients, requests) that `fits`, at least 1, for a request that does
+/// not fit: the work grows with them, so a bisection finds it. The one search of both models'
+/// checks (this file's and `failure_rate/bounds.rs`).
+pub(crate) fn most_that_fit(asked: u32, fits: impl Fn(u32) -> bool) -> u32 {
+    let (mut lo, mut hi) = (0u32, asked);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
         if fits(mid) { lo = mid } else { hi = mid }
     }
-    Err(SpecError::TooManyClients {
-        clients: spec.clients,
-        max: lo.max(1),
-        calls: Some(calls),
-    })
+    lo.max(1)
+}
+
+/// Whether `per_sec` is a rate a simulation can run at (a rate-limit capacity, an arrival
+/// rate): a finite number `> 0`.
+pub(crate) fn is_rate(per_sec: f64) -> bool {
+    per_sec.is_finite() && per_sec > 0.0
 }
 
 /// Estimated calls of one run of every mode of `spec` at every client count of `counts`,

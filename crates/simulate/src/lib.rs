@@ -195,13 +195,11 @@ impl SimSpec {
         if self.modes.is_empty() {
             return Err(SpecError::NoModes);
         }
-        for (i, m) in self.modes.iter().enumerate() {
-            if self.modes[..i].contains(m) {
-                return Err(SpecError::DuplicateMode(m.name().to_string()));
-            }
+        if let Some(twice) = Mode::repeated(&self.modes) {
+            return Err(SpecError::DuplicateMode(twice.name().to_string()));
         }
         if let Model::RateLimit { capacity_rps } = self.model
-            && !(capacity_rps.is_finite() && capacity_rps > 0.0)
+            && !bounds::is_rate(capacity_rps)
         {
             return Err(SpecError::Capacity(capacity_rps));
         }

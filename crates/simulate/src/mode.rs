@@ -73,13 +73,23 @@ impl Mode {
     pub fn parse_list(list: &str) -> Result<Vec<Mode>, ModeListError> {
         let mut modes = Vec::new();
         for name in list.split(',') {
-            let mode = Mode::named(name).ok_or_else(|| ModeListError::Unknown(name.to_string()))?;
-            if modes.contains(&mode) {
-                return Err(ModeListError::Twice(name.to_string()));
+            modes.push(Mode::named(name).ok_or_else(|| ModeListError::Unknown(name.to_string()))?);
+            if let Some(twice) = Mode::repeated(&modes) {
+                return Err(ModeListError::Twice(twice.name().to_string()));
             }
-            modes.push(mode);
         }
         Ok(modes)
+    }
+
+    /// The first mode of `modes` that an earlier one repeats: the one rule of a list (the
+    /// parsed one of [`Mode::parse_list`], and a [`crate::SimSpec`]'s, whose check refuses it as
+    /// [`crate::SpecError::DuplicateMode`]).
+    pub(crate) fn repeated(modes: &[Mode]) -> Option<Mode> {
+        modes
+            .iter()
+            .enumerate()
+            .find(|&(i, m)| modes[..i].contains(m))
+            .map(|(_, &m)| m)
     }
 
     /// A number that names the mode in the derivation of random streams: a hash of its name
@@ -175,6 +185,11 @@ mod tests {
         }
         assert_eq!(
             Mode::parse_list("full,none,full").unwrap_err(),
+            ModeListError::Twice("full".into())
+        );
+        // The first fault of the list, in its order: a repeat before an unknown name.
+        assert_eq!(
+            Mode::parse_list("full,full,fulll").unwrap_err(),
             ModeListError::Twice("full".into())
         );
     }

@@ -11,6 +11,7 @@
 //! and calls at most `(requests + maxTokens / 2) / (1 - tokenRatio)` (with `tokenRatio < 1`
 //! and no refill with time).
 
+use crate::bounds::most_that_fit;
 use crate::net::HOP_MEAN_MS;
 use crate::{MAX_CALLS_PER_RUN, SpecError};
 
@@ -37,19 +38,9 @@ pub(super) fn check(spec: &FailureRateSpec, rates: &[f64]) -> Result<(), SpecErr
     if calls <= MAX_CALLS_PER_RUN {
         return Ok(());
     }
-    // The most requests that fit: the work grows with them.
-    let (mut lo, mut hi) = (0u32, spec.requests);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if work(spec, mid, rates) <= MAX_CALLS_PER_RUN {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
     Err(SpecError::TooManyRequests {
         requests: spec.requests,
-        max: lo.max(1),
+        max: most_that_fit(spec.requests, |n| work(spec, n, rates) <= MAX_CALLS_PER_RUN),
         calls: Some(calls),
     })
 }

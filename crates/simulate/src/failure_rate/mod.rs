@@ -187,7 +187,7 @@ impl FailureRateSpec {
         if !sweep && !(0.0..=1.0).contains(&self.failure_rate) {
             return Err(SpecError::FailureRate(self.failure_rate));
         }
-        if !(self.arrivals_per_sec.is_finite() && self.arrivals_per_sec > 0.0) {
+        if !crate::bounds::is_rate(self.arrivals_per_sec) {
             return Err(SpecError::ArrivalRate(self.arrivals_per_sec));
         }
         bounds::check(self, &self.rates(sweep))
