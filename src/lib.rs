@@ -47,6 +47,7 @@ pub mod pipeline;
 pub mod process;
 pub mod signals;
 pub mod spool;
+pub mod transient;
 
 // The small values everything shares, and how retry ends.
 pub mod codes;

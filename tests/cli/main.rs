@@ -86,6 +86,7 @@ mod stop_latency;
 mod telemetry_off;
 mod terminal;
 mod tidy;
+mod tidy_layers;
 mod timeout_compat;
 mod timeout_compat_durations;
 mod timeouts;
