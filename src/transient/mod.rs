@@ -14,7 +14,7 @@ mod table;
 
 use std::fmt;
 
-use regex::{RegexSet, RegexSetBuilder};
+use regex::bytes::{RegexSet, RegexSetBuilder};
 
 pub use table::{EXITS, Exit, ROWS, Row};
 
@@ -103,9 +103,54 @@ impl Classifier {
         Classifier { set }
     }
 
-    /// The class of the first row of the table that `line` matches, if one does.
-    pub fn class_of(&self, line: &str) -> Option<Class> {
+    /// The class of the first row of the table that `line` (one line of output, as bytes)
+    /// matches, if one does.
+    pub fn class_of(&self, line: &[u8]) -> Option<Class> {
         self.set.matches(line).iter().next().map(|i| ROWS[i].class)
+    }
+}
+
+/// A set of classes: what `--transient=CLASSES` retries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Classes(u16);
+
+impl Classes {
+    /// Every class (`--transient` alone, `RETRY_TRANSIENT=1`).
+    pub fn all() -> Classes {
+        Class::ALL.into_iter().fold(Classes(0), Classes::with)
+    }
+
+    /// This set and `class`.
+    pub fn with(self, class: Class) -> Classes {
+        Classes(self.0 | 1 << class as u16)
+    }
+
+    /// Whether `class` is in the set.
+    pub fn contains(self, class: Class) -> bool {
+        self.0 & (1 << class as u16) != 0
+    }
+
+    /// The classes of a comma-separated `list` (`dns,connect,timeout`).
+    ///
+    /// # Errors
+    /// The first name that is not a class (an empty one included).
+    pub fn parse_list(list: &str) -> Result<Classes, String> {
+        list.split(',').try_fold(Classes(0), |set, name| {
+            Class::named(name.trim())
+                .map(|class| set.with(class))
+                .ok_or_else(|| name.to_string())
+        })
+    }
+}
+
+impl fmt::Display for Classes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Class::ALL
+            .into_iter()
+            .filter(|c| self.contains(*c))
+            .map(Class::name)
+            .collect();
+        f.write_str(&names.join(","))
     }
 }
 

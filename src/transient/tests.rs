@@ -8,19 +8,19 @@ fn every_row_s_recorded_line_names_its_class() {
     let classifier = Classifier::built_in();
     for row in ROWS {
         assert_eq!(
-            classifier.class_of(row.example),
+            classifier.class_of(row.example.as_bytes()),
             Some(row.class),
             "{:?} from {}",
             row.example,
             row.programs
         );
         // The row's own pattern matches it too (not only an earlier row of the same class).
-        let own = regex::RegexBuilder::new(row.pattern)
+        let own = regex::bytes::RegexBuilder::new(row.pattern)
             .case_insensitive(true)
             .build()
             .unwrap();
         assert!(
-            own.is_match(row.example),
+            own.is_match(row.example.as_bytes()),
             "{}: {}",
             row.pattern,
             row.example
@@ -57,7 +57,7 @@ fn no_permanent_failure_is_transient() {
         "error: the performance slowdown is expected",
     ];
     for line in permanent {
-        assert_eq!(classifier.class_of(line), None, "{line:?}");
+        assert_eq!(classifier.class_of(line.as_bytes()), None, "{line:?}");
     }
 }
 
@@ -109,4 +109,21 @@ fn curl_s_documented_exit_statuses_name_their_classes() {
     assert_eq!(class_of_exit("curl", 60), None);
     assert_eq!(class_of_exit("wget", 4), None);
     assert_eq!(class_of_exit("xcurl", 7), None);
+}
+
+#[test]
+fn a_list_of_classes_is_read_and_shown() {
+    let set = Classes::parse_list("dns,connect, timeout").unwrap();
+    assert!(set.contains(Class::Dns) && set.contains(Class::Connect));
+    assert!(set.contains(Class::Timeout) && !set.contains(Class::Reset));
+    assert_eq!(set.to_string(), "timeout,dns,connect");
+    assert_eq!(Classes::parse_list("dns,typo"), Err("typo".to_string()));
+    assert_eq!(Classes::parse_list(""), Err(String::new()));
+    assert!(Class::ALL.into_iter().all(|c| Classes::all().contains(c)));
+    // A line that is not UTF-8 is still read.
+    let classifier = Classifier::built_in();
+    assert_eq!(
+        classifier.class_of(b"\xff\xfe: Connection refused"),
+        Some(Class::Connect)
+    );
 }
