@@ -232,6 +232,7 @@ impl Config {
                 (Shape::Forever, None) => Some(DEFAULT_FOREVER_RESET_AFTER),
                 (_, given) => given.and_then(limit),
             },
+            transient: None,
         };
         Ok(Config {
             policy: backoff.policy,

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::http_status::HttpStatuses;
+use crate::transient::Classes;
 use crate::types::Shape;
 
 /// What the decision after every attempt reads, the same for the whole run.
@@ -33,4 +34,6 @@ pub struct Rules {
     /// schedule afresh (with `--forever`, whatever it exited with); `None` when absent, 0 or
     /// `inf`; with `--forever` [`super::DEFAULT_FOREVER_RESET_AFTER`] when absent.
     pub reset_after: Option<Duration>,
+    /// `--transient`: the classes of failure that are retried; `None`: any failure is.
+    pub transient: Option<Classes>,
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 pub use crate::budget::Refusal;
 use crate::held::Stream;
 use crate::hints::HintSource;
+use crate::transient::{Class, Classes};
 use crate::types::Shape;
 use retry_tool_backoff::GiveUp;
 
@@ -52,6 +53,14 @@ pub enum Reason {
         asked: Duration,
         /// `--max-hint`.
         max_hint: Duration,
+    },
+    /// `--transient`: the failure is not known to be transient, or is of a class outside the
+    /// ones given (`found`, the class its output or status named, if any).
+    NotTransient {
+        /// The classes `--transient` retries.
+        wanted: Classes,
+        /// The class the failure was known by, outside `wanted`; `None`: none.
+        found: Option<Class>,
     },
     /// The `--on-retry` hook failed (with `--on-retry-fail stop`).
     HookFailed,

@@ -48,6 +48,12 @@ pub fn reason_words(reason: &Reason) -> String {
                  ({max_hint})"
             )
         }
+        Reason::NotTransient { wanted, found } => match found {
+            Some(class) => format!("its failure ({class}) is not one --transient={wanted} retries"),
+            None => "its failure is not known to be transient (a --transient-pattern may \
+                     name it)"
+                .into(),
+        },
         Reason::HookFailed => "the --on-retry hook failed".into(),
         Reason::DeadlineDuringHook => "the deadline passed during --on-retry".into(),
         Reason::DeadlinePassed => "the deadline has passed".into(),
@@ -224,6 +230,20 @@ mod tests {
                     max_hint: SECS(3600),
                 },
                 "the server's Retry-After asks for a wait of 2h, longer than --max-hint (1h)",
+            ),
+            (
+                Reason::NotTransient {
+                    wanted: crate::transient::Classes::parse_list("dns").unwrap(),
+                    found: Some(crate::transient::Class::Connect),
+                },
+                "its failure (connect) is not one --transient=dns retries",
+            ),
+            (
+                Reason::NotTransient {
+                    wanted: crate::transient::Classes::all(),
+                    found: None,
+                },
+                "its failure is not known to be transient (a --transient-pattern may name it)",
             ),
             (Reason::HookFailed, "the --on-retry hook failed"),
             (

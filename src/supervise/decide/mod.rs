@@ -36,6 +36,7 @@ use crate::http_status::HttpStatuses;
 use crate::observe::reasons::{Reason, StreakCut};
 use crate::process::Outcome;
 use crate::status::Exit;
+use crate::transient::Class;
 use retry_tool_backoff::{GiveUp, GiveUpRule};
 
 /// What the run knows once an attempt has ended and its output is settled.
@@ -68,6 +69,8 @@ pub(super) struct Facts<'f> {
     pub elapsed: Duration,
     /// The status of the last HTTP response in its output (`--http-hints`), if one was read.
     pub http_status: Option<u16>,
+    /// The class of transient failure its output or its status named, if any.
+    pub transient: Option<Class>,
     /// What the decision reads of the run's settings, built once ([`Rules`]).
     pub rules: &'f Rules,
     /// The loop's shape, chosen once from [`Rules::shape`].
@@ -237,6 +240,13 @@ fn judge(
         && !http_retried.contains(code)
     {
         return give_up(Reason::HttpNotRetried(code), exit, true).into();
+    }
+    if let Some(wanted) = f.rules.transient
+        && !succeeded
+        && !f.transient.is_some_and(|class| wanted.contains(class))
+    {
+        let found = f.transient;
+        return give_up(Reason::NotTransient { wanted, found }, exit, true).into();
     }
     if let Some(stream) = f.reader_gone {
         return give_up(Reason::ReaderGone(stream), exit, true).into();

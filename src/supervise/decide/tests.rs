@@ -55,6 +55,7 @@ pub(super) fn facts(outcome: &Outcome) -> Facts<'_> {
         budget_refusal: None,
         elapsed: SECS(0),
         http_status: None,
+        transient: None,
         rules: &RULES,
         shape: Box::leak(super::shapes::of(Shape::Plain)),
     }
@@ -70,6 +71,7 @@ pub(super) const RULES: Rules = Rules {
     http_retry_on: None,
     max_hint: Duration::from_secs(3600),
     reset_after: None,
+    transient: None,
 };
 const SECS_1: Duration = Duration::from_secs(1);
 
@@ -461,3 +463,4 @@ fn an_attempt_s_output_that_did_not_settle_ends_the_run() {
 mod forever;
 mod http;
 mod loops;
+mod transient;
