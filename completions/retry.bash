@@ -23,7 +23,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-b -m -c -j -n -d -t -k -s -q -v -h -V --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --preserve-status --successes --until-fail --forever --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --http-hints --http-retry-on --max-hint --replay-stdin --max-replay --stdout-on-success --chronic --max-output --dry-run --quiet --verbose --log-format --color --no-github --no-ci --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --metrics-file --metrics-job --trace-args --simulate --runs --model --capacity --failure-rate --plot --help --version"
+            opts="-b -m -c -j -n -d -t -k -s -q -v -h -V --preset --base --multiplier --cap --delays --jitter --seed --max-retries --reset-after --deadline --timeout --idle-timeout --kill-after --signal --preserve-status --successes --until-fail --forever --retry-on --stop-on --retry-if-output --stop-if-output --delay-from-output --http-hints --http-retry-on --max-hint --transient --transient-pattern --replay-stdin --max-replay --stdout-on-success --chronic --max-output --dry-run --quiet --verbose --log-format --color --no-github --no-ci --on-retry --on-retry-fail --on-give-up --splay --budget --budget-store --breaker --breaker-cooldown --budget-max-tokens --budget-token-ratio --budget-refill --lock --lock-wait --metrics-file --metrics-job --trace-args --simulate --runs --model --capacity --failure-rate --plot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -231,6 +231,20 @@ _retry() {
                     return 0
                     ;;
                 --max-hint)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --transient)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --transient-pattern)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace
@@ -460,7 +474,7 @@ _retry_line() {
         else
             # The flags that take a value, from the clap definition.
             case $word in
-                --preset|--base|--multiplier|--cap|--delays|--jitter|--seed|--max-retries|--reset-after|--deadline|--timeout|--idle-timeout|--kill-after|--signal|--successes|--retry-on|--stop-on|--retry-if-output|--stop-if-output|--delay-from-output|--http-retry-on|--max-hint|--max-replay|--max-output|--log-format|--color|--on-retry|--on-retry-fail|--on-give-up|--splay|--budget|--budget-store|--breaker|--breaker-cooldown|--budget-max-tokens|--budget-token-ratio|--budget-refill|--lock|--lock-wait|--metrics-file|--metrics-job|--simulate|--runs|--model|--capacity|--failure-rate|--plot) ((i++)) ;;
+                --preset|--base|--multiplier|--cap|--delays|--jitter|--seed|--max-retries|--reset-after|--deadline|--timeout|--idle-timeout|--kill-after|--signal|--successes|--retry-on|--stop-on|--retry-if-output|--stop-if-output|--delay-from-output|--http-retry-on|--max-hint|--transient-pattern|--max-replay|--max-output|--log-format|--color|--on-retry|--on-retry-fail|--on-give-up|--splay|--budget|--budget-store|--breaker|--breaker-cooldown|--budget-max-tokens|--budget-token-ratio|--budget-refill|--lock|--lock-wait|--metrics-file|--metrics-job|--simulate|--runs|--model|--capacity|--failure-rate|--plot) ((i++)) ;;
                 *) [[ $word =~ ^-[qvhV]*[bmcjndtks]$ ]] && ((i++)) ;;
             esac
         fi

@@ -49,6 +49,8 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --delay-from-output 'Take the next delay from a server hint in a failed attempt''s output'
             cand --http-retry-on 'With --http-hints, only these HTTP statuses are retried [default: 408,425,429,500-599]'
             cand --max-hint 'Longest server hint honoured [default: 1h]'
+            cand --transient 'Retry only failures known to be transient, of these classes (default: all): timeout, dns, connect, reset, tls, http, rate-limit, busy, pattern. Any other failure ends the run at once with its status. `retry --generate transient-table` lists what each class matches'
+            cand --transient-pattern 'A line of the attempt''s output that matches REGEX makes its failure transient (class `pattern`); implies --transient. Repeatable'
             cand --max-replay 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]'
             cand --max-output 'Most bytes of output --chronic holds, or "unlimited" [default: 64MiB]'
             cand --log-format 'Format of retry''s own progress: text or json [default: text]'

@@ -14,6 +14,7 @@ use regex::bytes::Regex;
 use crate::codes::CodeSet;
 use crate::duration::parse_duration;
 use crate::http_status::HttpStatuses;
+use crate::transient::{Class, Classes};
 
 /// The "Conditions" heading: which attempts failed, and which failures are retried.
 #[derive(Debug, Default, Args)]
@@ -102,6 +103,35 @@ pub struct ConditionArgs {
     #[arg(allow_hyphen_values = true, long, env = "RETRY_MAX_HINT", value_name = "DURATION",
           value_parser = parse_duration)]
     pub max_hint: Option<Duration>,
+
+    /// Retry only failures known to be transient, of these classes (default: all): timeout,
+    /// dns, connect, reset, tls, http, rate-limit, busy, pattern. Any other failure ends the
+    /// run at once with its status. `retry --generate transient-table` lists what each class
+    /// matches
+    #[arg(long, env = "RETRY_TRANSIENT", value_name = "CLASSES", num_args = 0..=1,
+          require_equals = true, default_missing_value = "all", value_parser = parse_transient)]
+    pub transient: Option<Classes>,
+
+    /// A line of the attempt's output that matches REGEX makes its failure transient (class
+    /// `pattern`); implies --transient. Repeatable
+    #[arg(long, env = "RETRY_TRANSIENT_PATTERN", value_name = "REGEX", value_parser = parse_regex)]
+    pub transient_pattern: Vec<Regex>,
+}
+
+/// `--transient`'s value: `all`, `1` or `true` for every class, `0` or `false` for none (the
+/// rule off, as without the flag), or a comma-separated list of classes.
+fn parse_transient(s: &str) -> Result<Classes, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "all" | "1" | "true" | "yes" | "on" => Ok(Classes::all()),
+        "0" | "false" | "no" | "off" => Ok(Classes::default()),
+        list => Classes::parse_list(list).map_err(|name| {
+            let names: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+            format!(
+                "'{name}' is not a class of transient failure ({})",
+                names.join(", ")
+            )
+        }),
+    }
 }
 
 /// A REGEX for the output flags (regex crate syntax, matched against bytes), its error on one

@@ -109,6 +109,8 @@ flags! {
     HttpHints: "http_hints", "http-hints", "RETRY_HTTP_HINTS";
     HttpRetryOn: "http_retry_on", "http-retry-on", "RETRY_HTTP_RETRY_ON";
     MaxHint: "max_hint", "max-hint", "RETRY_MAX_HINT";
+    Transient: "transient", "transient", "RETRY_TRANSIENT";
+    TransientPattern: "transient_pattern", "transient-pattern", "RETRY_TRANSIENT_PATTERN";
     // Output (`output.rs`)
     ReplayStdin: "replay_stdin", "replay-stdin";
     MaxReplay: "max_replay", "max-replay", "RETRY_MAX_REPLAY";

@@ -29,6 +29,7 @@ use crate::codes::{CodeSet, Conditions};
 use crate::duration::{is_unlimited, limit};
 use crate::pipeline;
 use crate::stop_signal::StopSignal;
+use crate::transient::{Class, Classes};
 use crate::types::{ColorWhen, HookFailure, LogFormat};
 use retry_tool_backoff::Policy;
 
@@ -123,6 +124,18 @@ fn kill_after(given: Option<Duration>) -> Duration {
         Some(d) if is_unlimited(d) => Duration::ZERO,
         Some(d) => d,
         None => DEFAULT_KILL_AFTER,
+    }
+}
+
+/// `--transient`'s classes (`None`: the rule is off): those given (an empty set turns it off),
+/// with `pattern` when `--transient-pattern` is; `--transient-pattern` alone implies
+/// `--transient` with every class.
+fn transient(given: Option<Classes>, patterns: bool) -> Option<Classes> {
+    match (given, patterns) {
+        (Some(set), false) if set == Classes::default() => None,
+        (Some(set), true) => Some(set.with(Class::Pattern)),
+        (None, true) => Some(Classes::all()),
+        (given, false) => given,
     }
 }
 
@@ -232,7 +245,10 @@ impl Config {
                 (Shape::Forever, None) => Some(DEFAULT_FOREVER_RESET_AFTER),
                 (_, given) => given.and_then(limit),
             },
-            transient: None,
+            transient: transient(
+                conditions.transient,
+                !conditions.transient_pattern.is_empty(),
+            ),
         };
         Ok(Config {
             policy: backoff.policy,

@@ -8,7 +8,7 @@ use std::time::Duration;
 pub use crate::budget::Refusal;
 use crate::held::Stream;
 use crate::hints::HintSource;
-use crate::transient::{Class, Classes};
+use crate::transient::Classes;
 use crate::types::Shape;
 use retry_tool_backoff::GiveUp;
 
@@ -54,13 +54,13 @@ pub enum Reason {
         /// `--max-hint`.
         max_hint: Duration,
     },
-    /// `--transient`: the failure is not known to be transient, or is of a class outside the
-    /// ones given (`found`, the class its output or status named, if any).
+    /// `--transient`: the failure is not known to be transient, or only by classes outside
+    /// the ones given (`found`, what its output or status named).
     NotTransient {
         /// The classes `--transient` retries.
         wanted: Classes,
-        /// The class the failure was known by, outside `wanted`; `None`: none.
-        found: Option<Class>,
+        /// The classes the failure was known by, none of them in `wanted` (empty: none).
+        found: Classes,
     },
     /// The `--on-retry` hook failed (with `--on-retry-fail stop`).
     HookFailed,

@@ -48,12 +48,12 @@ pub fn reason_words(reason: &Reason) -> String {
                  ({max_hint})"
             )
         }
-        Reason::NotTransient { wanted, found } => match found {
-            Some(class) => format!("its failure ({class}) is not one --transient={wanted} retries"),
-            None => "its failure is not known to be transient (a --transient-pattern may \
-                     name it)"
-                .into(),
-        },
+        Reason::NotTransient { found, .. } if found.is_empty() => {
+            "its failure is not known to be transient (a --transient-pattern may name it)".into()
+        }
+        Reason::NotTransient { wanted, found } => {
+            format!("its failure ({found}) is not one --transient={wanted} retries")
+        }
         Reason::HookFailed => "the --on-retry hook failed".into(),
         Reason::DeadlineDuringHook => "the deadline passed during --on-retry".into(),
         Reason::DeadlinePassed => "the deadline has passed".into(),
@@ -234,14 +234,14 @@ mod tests {
             (
                 Reason::NotTransient {
                     wanted: crate::transient::Classes::parse_list("dns").unwrap(),
-                    found: Some(crate::transient::Class::Connect),
+                    found: crate::transient::Classes::parse_list("connect").unwrap(),
                 },
                 "its failure (connect) is not one --transient=dns retries",
             ),
             (
                 Reason::NotTransient {
                     wanted: crate::transient::Classes::all(),
-                    found: None,
+                    found: crate::transient::Classes::default(),
                 },
                 "its failure is not known to be transient (a --transient-pattern may name it)",
             ),

@@ -109,7 +109,7 @@ impl Supervisor<'_> {
                 budget_refusal: budget.as_ref().and_then(|b| b.give_up.as_ref()),
                 elapsed: now.saturating_duration_since(self.start),
                 http_status: findings.http_code(),
-                transient: None,
+                transient: crate::transient::Classes::default(),
                 rules: &self.config.rules,
                 shape: &*self.shape,
             };

@@ -125,6 +125,21 @@ impl Classes {
         Classes(self.0 | 1 << class as u16)
     }
 
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether the two sets share a class.
+    pub fn meets(self, other: Classes) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// Both sets' classes.
+    pub fn union(self, other: Classes) -> Classes {
+        Classes(self.0 | other.0)
+    }
+
     /// Whether `class` is in the set.
     pub fn contains(self, class: Class) -> bool {
         self.0 & (1 << class as u16) != 0

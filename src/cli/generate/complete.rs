@@ -104,7 +104,11 @@ impl Flags {
             .get_arguments()
             .filter(|arg| !arg.is_positional() && !arg.is_hide_set())
         {
-            let takes_value = arg.get_action().takes_values();
+            // A value given only with `=` (`--transient[=CLASSES]`) is never the next word: the
+            // flag is bare as the glue sees it.
+            let optional = arg.is_require_equals_set()
+                && arg.get_num_args().is_some_and(|n| n.min_values() == 0);
+            let takes_value = arg.get_action().takes_values() && !optional;
             // The glue takes exactly the next word as the value of a flag that takes one.
             let one_value = arg
                 .get_num_args()

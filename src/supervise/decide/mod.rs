@@ -36,7 +36,7 @@ use crate::http_status::HttpStatuses;
 use crate::observe::reasons::{Reason, StreakCut};
 use crate::process::Outcome;
 use crate::status::Exit;
-use crate::transient::Class;
+use crate::transient::Classes;
 use retry_tool_backoff::{GiveUp, GiveUpRule};
 
 /// What the run knows once an attempt has ended and its output is settled.
@@ -69,8 +69,8 @@ pub(super) struct Facts<'f> {
     pub elapsed: Duration,
     /// The status of the last HTTP response in its output (`--http-hints`), if one was read.
     pub http_status: Option<u16>,
-    /// The class of transient failure its output or its status named, if any.
-    pub transient: Option<Class>,
+    /// The classes of transient failure its output or its status named (empty: none).
+    pub transient: Classes,
     /// What the decision reads of the run's settings, built once ([`Rules`]).
     pub rules: &'f Rules,
     /// The loop's shape, chosen once from [`Rules::shape`].
@@ -243,7 +243,7 @@ fn judge(
     }
     if let Some(wanted) = f.rules.transient
         && !succeeded
-        && !f.transient.is_some_and(|class| wanted.contains(class))
+        && !f.transient.meets(wanted)
     {
         let found = f.transient;
         return give_up(Reason::NotTransient { wanted, found }, exit, true).into();

@@ -55,7 +55,7 @@ pub(super) fn facts(outcome: &Outcome) -> Facts<'_> {
         budget_refusal: None,
         elapsed: SECS(0),
         http_status: None,
-        transient: None,
+        transient: crate::transient::Classes::default(),
         rules: &RULES,
         shape: Box::leak(super::shapes::of(Shape::Plain)),
     }

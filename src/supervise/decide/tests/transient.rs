@@ -5,18 +5,18 @@
 use super::*;
 use crate::transient::{Class, Classes};
 
-fn transient(outcome: &Outcome, wanted: &str, found: Option<Class>) -> Decision {
+fn transient(outcome: &Outcome, wanted: &str, found: &[Class]) -> Decision {
     let mut f = facts(outcome);
     let wanted = Classes::parse_list(wanted).unwrap();
     set(&mut f, |r| r.transient = Some(wanted));
-    f.transient = found;
+    f.transient = found.iter().fold(Classes::default(), |s, c| s.with(*c));
     once(&f)
 }
 
 #[test]
 fn a_failure_of_a_class_given_is_retried() {
     assert_eq!(
-        transient(&FAILED, "dns,connect", Some(Class::Connect)),
+        transient(&FAILED, "dns,connect", &[Class::Reset, Class::Connect]),
         again(Next::Retry, SECS(1), None)
     );
 }
@@ -25,22 +25,22 @@ fn a_failure_of_a_class_given_is_retried() {
 fn a_failure_of_another_class_or_of_none_ends_the_run_with_its_status() {
     let wanted = Classes::parse_list("dns").unwrap();
     assert_eq!(
-        transient(&Outcome::Exited(7), "dns", Some(Class::Connect)),
+        transient(&Outcome::Exited(7), "dns", &[Class::Connect]),
         gives_up(
             Reason::NotTransient {
                 wanted,
-                found: Some(Class::Connect)
+                found: Classes::default().with(Class::Connect)
             },
             Exit::Code(7),
             true
         )
     );
     assert_eq!(
-        transient(&Outcome::Exited(128), "dns", None),
+        transient(&Outcome::Exited(128), "dns", &[]),
         gives_up(
             Reason::NotTransient {
                 wanted,
-                found: None
+                found: Classes::default()
             },
             Exit::Code(128),
             true
@@ -50,7 +50,7 @@ fn a_failure_of_another_class_or_of_none_ends_the_run_with_its_status() {
 
 #[test]
 fn a_success_is_never_examined_and_the_stops_come_first() {
-    assert_eq!(transient(&OK, "dns", None), Decision::End(Ending::Succeed));
+    assert_eq!(transient(&OK, "dns", &[]), Decision::End(Ending::Succeed));
     // --forever runs a success again, transient or not.
     let mut f = facts(&OK);
     set(&mut f, |r| r.shape = Shape::Forever);
@@ -65,7 +65,6 @@ fn a_success_is_never_examined_and_the_stops_come_first() {
         gives_up(Reason::OutputMatched, Exit::Code(1), true)
     );
     // And without --transient any failure is retried, whatever it is known by.
-    let mut f = facts(&FAILED);
-    f.transient = None;
+    let f = facts(&FAILED);
     assert_eq!(once(&f), again(Next::Retry, SECS(1), None));
 }
