@@ -28,8 +28,8 @@ complete -c retry -n 'not __fish_retry_command >/dev/null' -l stop-if-output -d 
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l delay-from-output -d 'Take the next delay from a server hint in a failed attempt\'s output' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l http-retry-on -d 'With --http-hints, only these HTTP statuses are retried [default: 408,425,429,500-599]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-hint -d 'Longest server hint honoured [default: 1h]' -r -f
-complete -c retry -n 'not __fish_retry_command >/dev/null' -l transient -d 'Retry only failures known to be transient, of these classes (default: all): timeout, dns, connect, reset, tls, http, rate-limit, busy, pattern. Any other failure ends the run at once with its status. `retry --generate transient-table` lists what each class matches' -r -f
-complete -c retry -n 'not __fish_retry_command >/dev/null' -l transient-pattern -d 'A line of the attempt\'s output that matches REGEX makes its failure transient (class `pattern`); implies --transient. Repeatable' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l transient -d 'Retry only failures known to be transient (classes: all, or a list)' -r -f
+complete -c retry -n 'not __fish_retry_command >/dev/null' -l transient-pattern -d 'A line matching REGEX makes a failure transient; implies --transient' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-replay -d 'Most bytes of stdin --replay-stdin records, or "unlimited" [default: 4GiB]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l max-output -d 'Most bytes of output --chronic holds, or "unlimited" [default: 64MiB]' -r -f
 complete -c retry -n 'not __fish_retry_command >/dev/null' -l log-format -d 'Format of retry\'s own progress: text or json [default: text]' -r -f -a "text\t'Lines for people: `retry: attempt 1 of 6: ...`'

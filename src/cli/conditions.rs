@@ -104,16 +104,19 @@ pub struct ConditionArgs {
           value_parser = parse_duration)]
     pub max_hint: Option<Duration>,
 
+    /// Retry only failures known to be transient (classes: all, or a list)
+    ///
     /// Retry only failures known to be transient, of these classes (default: all): timeout,
     /// dns, connect, reset, tls, http, rate-limit, busy, pattern. Any other failure ends the
-    /// run at once with its status. `retry --generate transient-table` lists what each class
-    /// matches
+    /// run at once with its status. The man page lists what each class matches.
     #[arg(long, env = "RETRY_TRANSIENT", value_name = "CLASSES", num_args = 0..=1,
           require_equals = true, default_missing_value = "all", value_parser = parse_transient)]
     pub transient: Option<Classes>,
 
+    /// A line matching REGEX makes a failure transient; implies --transient
+    ///
     /// A line of the attempt's output that matches REGEX makes its failure transient (class
-    /// `pattern`); implies --transient. Repeatable
+    /// `pattern`); implies --transient. Repeatable.
     #[arg(long, env = "RETRY_TRANSIENT_PATTERN", value_name = "REGEX", value_parser = parse_regex)]
     pub transient_pattern: Vec<Regex>,
 }
