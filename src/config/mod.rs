@@ -201,6 +201,10 @@ impl Config {
         let ci = Ci::from_env(output.no_github, output.no_ci, |name| {
             std::env::var(name).ok()
         });
+        let transient_classes = transient(
+            conditions.transient,
+            !conditions.transient_pattern.is_empty(),
+        );
         let pipeline = pipeline::Settings {
             replay_stdin: output.replay_stdin,
             max_replay: output
@@ -217,6 +221,8 @@ impl Config {
             http_hints: conditions.http_hints,
             idle_timeout: stopping.idle_timeout.and_then(limit),
             end_lines: ci.folds.is_some(),
+            transient: transient_classes.is_some(),
+            transient_patterns: conditions.transient_pattern,
         };
         let rules = Rules {
             shape,
@@ -245,10 +251,7 @@ impl Config {
                 (Shape::Forever, None) => Some(DEFAULT_FOREVER_RESET_AFTER),
                 (_, given) => given.and_then(limit),
             },
-            transient: transient(
-                conditions.transient,
-                !conditions.transient_pattern.is_empty(),
-            ),
+            transient: transient_classes,
         };
         Ok(Config {
             policy: backoff.policy,

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use regex::bytes::Regex;
 
 use crate::hints::{HeaderHints, Hint, HintSource, parse_delay_value};
+use crate::transient::{Class, Classes, Classifier};
 
 /// Bytes of one line kept for matching; the rest of a longer line still passes through.
 pub const MATCH_LINE_LIMIT: usize = 1 << 20;
@@ -25,12 +26,20 @@ pub struct Rules {
     pub delay_from: Vec<Regex>,
     /// `--http-hints`: read HTTP response header lines for server hints ([`HeaderHints`]).
     pub http_hints: bool,
+    /// `--transient`: the built-in table of transient messages.
+    pub transient: Option<Arc<Classifier>>,
+    /// `--transient-pattern`.
+    pub transient_patterns: Vec<Regex>,
 }
 
 impl Rules {
     /// Whether any regex is to be matched against lines.
     fn has_regexes(&self) -> bool {
-        !(self.retry_if.is_empty() && self.stop_if.is_empty() && self.delay_from.is_empty())
+        !(self.retry_if.is_empty()
+            && self.stop_if.is_empty()
+            && self.delay_from.is_empty()
+            && self.transient.is_none()
+            && self.transient_patterns.is_empty())
     }
 }
 
@@ -47,6 +56,8 @@ pub struct Findings {
     /// With `--http-hints`: the status code of the last HTTP response whose header block
     /// ended, and when its last bytes arrived (of two streams', the later one).
     pub http_status: Option<(u16, SystemTime)>,
+    /// `--transient`: the classes of transient failure its lines named.
+    pub transient: Classes,
 }
 
 impl Findings {
@@ -60,6 +71,7 @@ impl Findings {
                 (Some(a), Some(b)) => Some(if b.1 > a.1 { b } else { a }),
                 (a, b) => a.or(b),
             },
+            transient: self.transient.union(other.transient),
         }
     }
 
@@ -154,6 +166,17 @@ impl LineMatcher {
         let f = &mut self.findings;
         f.retry_match |= self.rules.retry_if.iter().any(|re| re.is_match(line));
         f.stop_match |= self.rules.stop_if.iter().any(|re| re.is_match(line));
+        if let Some(class) = self.rules.transient.as_ref().and_then(|t| t.class_of(line)) {
+            f.transient = f.transient.with(class);
+        }
+        if self
+            .rules
+            .transient_patterns
+            .iter()
+            .any(|re| re.is_match(line))
+        {
+            f.transient = f.transient.with(Class::Pattern);
+        }
         for re in &self.rules.delay_from {
             let Some(captures) = re.captures(line) else {
                 continue;
@@ -199,8 +222,31 @@ mod tests {
             retry_if: vec![Regex::new("^HTTP 5..$").unwrap()],
             stop_if: vec![Regex::new("fatal").unwrap()],
             delay_from: vec![Regex::new(r"(?i)^retry-after: *([0-9.]+)$").unwrap()],
-            http_hints: false,
+            ..Rules::default()
         })
+    }
+
+    #[test]
+    fn lines_name_their_classes_of_transient_failure() {
+        let rules = Arc::new(Rules {
+            transient: Some(Arc::new(Classifier::built_in())),
+            transient_patterns: vec![Regex::new("flaky runner").unwrap()],
+            ..Rules::default()
+        });
+        let mut m = LineMatcher::new(rules);
+        m.feed_at(
+            b"Cloning into 'x'...\nerror: RPC failed; HTTP 503 curl 22 The req",
+            now(),
+        );
+        m.feed_at(
+            b"uested URL returned error: 503\r\nfatal: early EOF\n",
+            now(),
+        );
+        m.feed_at(b"the flaky runner again", now());
+        let f = m.finish();
+        assert_eq!(f.transient.to_string(), "reset,http,pattern");
+        let none = LineMatcher::new(Arc::new(Rules::default()));
+        assert!(none.finish().transient.is_empty());
     }
 
     /// 2026-01-01T00:00:00Z: the clock the tests feed at.

@@ -59,6 +59,10 @@ impl RunIo {
                 stop_if: pipeline.stop_if_output.clone(),
                 delay_from: pipeline.delay_from_output.clone(),
                 http_hints: pipeline.http_hints,
+                transient: pipeline
+                    .transient
+                    .then(|| Arc::new(crate::transient::Classifier::built_in())),
+                transient_patterns: pipeline.transient_patterns.clone(),
             })
         });
         if pipeline.replay_stdin {

@@ -35,6 +35,10 @@ pub struct Settings {
     /// output passes through retry, which ends a last line left without a newline, so that
     /// every fold marker starts a line of the log.
     pub end_lines: bool,
+    /// `--transient`: each line is read for the classes of transient failure it names.
+    pub transient: bool,
+    /// `--transient-pattern`: a line that matches names the class `pattern`.
+    pub transient_patterns: Vec<Regex>,
 }
 
 impl Settings {
@@ -42,6 +46,7 @@ impl Settings {
     /// by line.
     pub fn matches_output(&self) -> bool {
         self.http_hints
+            || self.transient
             || !(self.retry_if_output.is_empty()
                 && self.stop_if_output.is_empty()
                 && self.delay_from_output.is_empty())

@@ -18,6 +18,7 @@ use crate::observe::reasons::{Reason, StdinLost};
 use crate::observe::{Event, HookEnd};
 use crate::process::{self, Outcome};
 use crate::status::Exit;
+use crate::transient::Classes;
 
 impl Supervisor<'_> {
     pub(super) fn attempts(&self, rng: &mut Xoshiro256PlusPlus) -> Exit {
@@ -109,7 +110,7 @@ impl Supervisor<'_> {
                 budget_refusal: budget.as_ref().and_then(|b| b.give_up.as_ref()),
                 elapsed: now.saturating_duration_since(self.start),
                 http_status: findings.http_code(),
-                transient: crate::transient::Classes::default(),
+                transient: self.transient_classes(&end.outcome, findings.transient),
                 rules: &self.config.rules,
                 shape: &*self.shape,
             };
@@ -279,6 +280,34 @@ impl Supervisor<'_> {
             }
             Ending::Quiet { exit } => exit,
         }
+    }
+
+    /// The classes of transient failure an attempt that ended with `outcome` is known by: what
+    /// its output named (`named`), retry's own stop at `--timeout` or `--idle-timeout`
+    /// (`timeout`), and the documented exit status of the program run as the command itself.
+    fn transient_classes(&self, outcome: &Outcome, named: Classes) -> Classes {
+        use crate::process::StopReason;
+        use crate::transient::{Class, class_of_exit};
+        let mut classes = named;
+        if let Outcome::Stopped {
+            reason: StopReason::Timeout | StopReason::Idle(_),
+            ..
+        } = outcome
+        {
+            classes = classes.with(Class::Timeout);
+        }
+        let program = self.config.command.first().and_then(|p| {
+            std::path::Path::new(p)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        });
+        if let (Outcome::Exited(status), Some(program)) = (outcome, program)
+            && let Ok(status) = u8::try_from(*status)
+            && let Some(class) = class_of_exit(&program, status)
+        {
+            classes = classes.with(class);
+        }
+        classes
     }
 
     /// Says why the recording of stdin failed, so that attempt `next` would see only part of it.

@@ -90,6 +90,12 @@ pub struct Classifier {
     set: RegexSet,
 }
 
+impl fmt::Debug for Classifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Classifier({} rows)", self.set.len())
+    }
+}
+
 impl Classifier {
     /// The table's patterns ([`ROWS`]), case-insensitive.
     ///
