@@ -12,6 +12,7 @@ use super::reasons::{LockBusy, Reason, Refusal, Why};
 use crate::budget::{AfterAttempt, Begin, BreakerState, RunEnd};
 use crate::hints::HintSource;
 use crate::process::{Left, Outcome};
+use crate::transient::Classes;
 use crate::types::BudgetKey;
 
 /// An attempt that ended, as the events after it carry it.
@@ -32,6 +33,9 @@ pub struct Attempted<'e> {
     /// `--forever` started, background jobs of a failed attempt): [`Left::Nothing`] in the
     /// attempt's end event, which comes before they are stopped.
     pub left_running: Left,
+    /// With `--transient`, the classes of transient failure it is known by (empty: none);
+    /// `None` without `--transient`.
+    pub transient: Option<Classes>,
 }
 
 /// What happens in a run, in the order it happens. Durations are wall-clock spans measured by

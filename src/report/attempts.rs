@@ -115,6 +115,9 @@ impl Reporter {
         if let Some(code) = a.http_status {
             fields["http_status"] = code.into();
         }
+        if let Some(found) = a.transient {
+            fields["transient"] = (!found.is_empty()).then(|| found.to_string()).into();
+        }
         match outcome {
             Outcome::Exited(_) => fields["outcome"] = "exited".into(),
             Outcome::Signaled(n) => {
@@ -147,6 +150,9 @@ impl Reporter {
         }
         if let Some(code) = a.http_status {
             how.push_str(&format!(" (HTTP {code})"));
+        }
+        if let Some(found) = a.transient.filter(|found| !found.is_empty()) {
+            how.push_str(&format!(" (transient: {found})"));
         }
         how.push_str(&left_running(a.left_running));
         let took = if self.verbose() {

@@ -12,6 +12,7 @@ use crate::observe::{Attempted, Event};
 use crate::pipeline::{AttemptReport, RunIo};
 use crate::process::{self, Attempt, Ended, GroupMode, LaunchError, Left, Outcome, StopReason};
 use crate::status::Exit;
+use crate::transient::Classes;
 
 /// The end of one attempt.
 pub(super) struct AttemptEnd {
@@ -26,6 +27,8 @@ pub(super) struct AttemptEnd {
     pub(super) leftovers: Option<(Attempt, Stopping)>,
     /// What it left running that retry stopped after it ended.
     pub(super) left_running: Left,
+    /// With `--transient`, the classes of transient failure it is known by; `None` without.
+    pub(super) transient: Option<Classes>,
 }
 
 impl AttemptEnd {
@@ -39,6 +42,7 @@ impl AttemptEnd {
             output_failed,
             http_status: self.io.findings.http_code(),
             left_running: self.left_running,
+            transient: self.transient,
         }
     }
 }
@@ -86,6 +90,7 @@ impl Supervisor<'_> {
                     io: AttemptReport::default(),
                     leftovers: None,
                     left_running: Left::Nothing,
+                    transient: None,
                 });
             }
         };
@@ -143,6 +148,7 @@ impl Supervisor<'_> {
             io,
             leftovers: Some((child, end.stop)),
             left_running: Left::Nothing,
+            transient: None,
         })
     }
 }

@@ -32,6 +32,11 @@ impl Supervisor<'_> {
             self.absorb_env_file(&format!("attempt {attempt}"));
             let status = end.outcome.status();
             let findings = end.io.findings;
+            end.transient = self
+                .config
+                .rules
+                .transient
+                .map(|_| self.transient_classes(&end.outcome, findings.transient));
             // Exit status 0 that the output says is a failure (`--retry-if-output`).
             let output_failed = status == 0 && findings.retry_match;
             let succeeded = status == 0 && !output_failed;
@@ -110,7 +115,7 @@ impl Supervisor<'_> {
                 budget_refusal: budget.as_ref().and_then(|b| b.give_up.as_ref()),
                 elapsed: now.saturating_duration_since(self.start),
                 http_status: findings.http_code(),
-                transient: self.transient_classes(&end.outcome, findings.transient),
+                transient: end.transient.unwrap_or_default(),
                 rules: &self.config.rules,
                 shape: &*self.shape,
             };

@@ -92,4 +92,5 @@ mod timeout_compat_durations;
 mod timeouts;
 mod traces;
 mod traces_export;
+mod transient;
 mod words;

@@ -1,0 +1,191 @@
+//! `--transient` through the binary (issue 43, first tests): a failure known to be transient is
+//! retried, any other ends the run at once with its status and says why; the classes given
+//! narrow it; `--transient-pattern` and `RETRY_TRANSIENT`; the class on the progress line and
+//! in JSON; curl against a closed port on 127.0.0.1.
+
+use std::net::TcpListener;
+
+use serde_json::Value;
+
+use crate::tools::{self, CURL};
+use crate::helpers::retry;
+
+/// retry's stderr and status for `args` (and `env`).
+fn run(env: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String) {
+    let out = retry()
+        .envs(env.iter().copied())
+        .args(args)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+/// A port on 127.0.0.1 nobody listens on (one just bound and let go).
+fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_permanent_failure_ends_the_run_at_once_with_its_status() {
+    let (code, err) = run(
+        &[],
+        &[
+            "--transient",
+            "-n",
+            "3",
+            "-b",
+            "1ms",
+            "--",
+            "sh",
+            "-c",
+            "echo \"fatal: repository 'https://example.com/typo.git/' not found\" >&2; exit 128",
+        ],
+    );
+    assert_eq!(code, Some(128), "{err}");
+    assert!(err.contains("gave up after 1 attempt"), "{err}");
+    assert!(err.contains("not known to be transient"), "{err}");
+    assert!(err.contains("--transient-pattern"), "{err}");
+}
+
+#[test]
+fn a_transient_failure_is_retried_and_named() {
+    let (code, err) = run(
+        &[],
+        &[
+            "--transient",
+            "-n",
+            "2",
+            "-b",
+            "1ms",
+            "--",
+            "sh",
+            "-c",
+            "echo 'fatal: unable to access: Could not resolve host: example.com' >&2; exit 128",
+        ],
+    );
+    assert_eq!(code, Some(128), "{err}");
+    assert!(err.contains("(transient: dns); retrying in"), "{err}");
+    assert!(err.contains("gave up after 3 attempts"), "{err}");
+}
+
+#[test]
+fn the_classes_given_narrow_the_rule() {
+    let script = "echo 'connect to host h port 22: Connection refused' >&2; exit 255";
+    let (code, err) = run(
+        &[],
+        &[
+            "--transient=dns",
+            "-n",
+            "3",
+            "-b",
+            "1ms",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    assert_eq!(code, Some(255), "{err}");
+    assert!(
+        err.contains("its failure (connect) is not one --transient=dns retries"),
+        "{err}"
+    );
+    let (code, err) = run(
+        &[("RETRY_TRANSIENT", "dns,connect")],
+        &["-n", "1", "-b", "1ms", "--", "sh", "-c", script],
+    );
+    assert_eq!(code, Some(255), "{err}");
+    assert!(err.contains("gave up after 2 attempts"), "{err}");
+    let (code, err) = run(&[("RETRY_TRANSIENT", "dnz")], &["--", "true"]);
+    assert_eq!(code, Some(125), "{err}");
+    assert!(
+        err.contains("RETRY_TRANSIENT") && err.contains("dnz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pattern_makes_a_failure_transient() {
+    let script = "echo 'runner lost: try again' >&2; exit 3";
+    let (_, err) = run(
+        &[],
+        &[
+            "--transient-pattern",
+            "runner lost",
+            "-n",
+            "1",
+            "-b",
+            "1ms",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    assert!(
+        err.contains("(transient: pattern)") && err.contains("gave up after 2 attempts"),
+        "{err}"
+    );
+    let (code, err) = run(
+        &[],
+        &[
+            "--transient-pattern",
+            "nothing like it",
+            "-n",
+            "1",
+            "-b",
+            "1ms",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("gave up after 1 attempt"), "{err}");
+}
+
+#[test]
+fn a_success_is_never_examined() {
+    let (code, err) = run(
+        &[],
+        &["--transient", "--", "sh", "-c", "echo 'Permission denied'"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn curl_refused_by_a_closed_port_is_retried_as_connect_in_json() {
+    if !tools::require(&[CURL]) {
+        return;
+    }
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let (code, err) = run(
+        &[],
+        &[
+            "--log-format",
+            "json",
+            "--transient",
+            "-n",
+            "1",
+            "-b",
+            "1ms",
+            "--",
+            "curl",
+            "-sS",
+            &url,
+        ],
+    );
+    assert_eq!(code, Some(7), "{err}");
+    let ends: Vec<Value> = err
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "attempt_end")
+        .collect();
+    assert_eq!(ends.len(), 2, "{err}");
+    assert!(ends.iter().all(|e| e["transient"] == "connect"), "{err}");
+}
