@@ -175,6 +175,30 @@ impl fmt::Display for Classes {
     }
 }
 
+/// The table as `retry --generate transient-table` prints it: a block per row (its class,
+/// pattern, programs and source), then the exit statuses of known programs.
+pub fn table_text() -> String {
+    let mut text = String::from(
+        "# The transient failures --transient knows: a line of an attempt's output that\n\
+         # matches PATTERN (case-insensitive) names CLASS.\n",
+    );
+    for row in ROWS {
+        text.push_str(&format!(
+            "\nclass:    {}\npattern:  {}\nprograms: {}\nsource:   {}\n",
+            row.class, row.pattern, row.programs, row.source
+        ));
+    }
+    text.push_str("\n# Exit statuses of known programs, run as the command itself.\n");
+    for exit in EXITS {
+        text.push_str(&format!(
+            "\n{} {}: {} ({})",
+            exit.program, exit.status, exit.class, exit.source
+        ));
+    }
+    text.push('\n');
+    text
+}
+
 /// The class exit status `status` of `program` (its file name, as run) names, from the
 /// program's documented exit statuses ([`EXITS`]); `None` for a status or a program not in it.
 pub fn class_of_exit(program: &str, status: u8) -> Option<Class> {

@@ -124,7 +124,8 @@ fn man_page_has_the_extra_sections() {
 
 #[test]
 fn completions_know_the_flags_and_their_values() {
-    for (what, _) in generated().filter(|(w, _)| w != "man") {
+    let completions = |w: &String| w != "man" && w != "transient-table";
+    for (what, _) in generated().filter(|(w, _)| completions(w)) {
         let what = what.as_str();
         let text = String::from_utf8(generate(what, &[])).unwrap();
         for needle in ["max-retries", "preset", "kill-after"] {
@@ -173,4 +174,30 @@ fn bash_zsh_and_fish_completions_hand_the_command_to_the_shell() {
         }
         assert!(!text.contains("@VALUE_"), "{what}: a placeholder is left");
     }
+}
+
+#[test]
+fn the_transient_table_names_every_class_and_its_sources() {
+    let text = String::from_utf8(generate("transient-table", &[])).unwrap();
+    for class in [
+        "timeout",
+        "dns",
+        "connect",
+        "reset",
+        "tls",
+        "http",
+        "rate-limit",
+        "busy",
+    ] {
+        assert!(
+            text.contains(&format!("class:    {class}\n")),
+            "no row of {class}"
+        );
+    }
+    assert!(text.contains("curl 7: connect"), "{text}");
+    assert!(
+        text.lines()
+            .filter(|l| l.starts_with("source:"))
+            .all(|l| l.contains("https://"))
+    );
 }

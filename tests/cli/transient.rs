@@ -7,8 +7,8 @@ use std::net::TcpListener;
 
 use serde_json::Value;
 
-use crate::tools::{self, CURL};
 use crate::helpers::retry;
+use crate::tools::{self, CURL};
 
 /// retry's stderr and status for `args` (and `env`).
 fn run(env: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String) {

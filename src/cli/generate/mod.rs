@@ -26,6 +26,7 @@ pub use target::Target;
 pub fn write(target: Target, out: &mut dyn Write) -> io::Result<()> {
     let shell = match target {
         Target::Man => return super::man::write(command(), out),
+        Target::TransientTable => return out.write_all(crate::transient::table_text().as_bytes()),
         Target::Bash => Shell::Bash,
         Target::Zsh => Shell::Zsh,
         Target::Fish => Shell::Fish,

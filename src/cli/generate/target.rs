@@ -19,6 +19,8 @@ pub enum Target {
     Elvish,
     /// PowerShell completions.
     Powershell,
+    /// The table of transient failures `--transient` reads, as text.
+    TransientTable,
 }
 
 impl Target {
@@ -31,6 +33,7 @@ impl Target {
             Target::Fish => "completions/retry.fish",
             Target::Elvish => "completions/retry.elv",
             Target::Powershell => "completions/_retry.ps1",
+            Target::TransientTable => "docs/transient-table.txt",
         }
     }
 }
