@@ -140,17 +140,16 @@ impl Observer for CiObserver {
                     a.outcome.status()
                 });
                 if github.summary.is_some() {
+                    let mut status = outcome_words(a.outcome, a.output_failed);
+                    if let Some(code) = a.http_status {
+                        status.push_str(&format!(", HTTP {code}"));
+                    }
+                    if let Some(found) = a.transient.filter(|found| !found.is_empty()) {
+                        status.push_str(&format!(", transient: {found}"));
+                    }
                     self.rows.push(Row {
                         attempt: a.attempt,
-                        status: match a.http_status {
-                            Some(code) => {
-                                format!(
-                                    "{}, HTTP {code}",
-                                    outcome_words(a.outcome, a.output_failed)
-                                )
-                            }
-                            None => outcome_words(a.outcome, a.output_failed),
-                        },
+                        status,
                         duration: crate::duration::format_human(a.ran),
                         ..Row::default()
                     });

@@ -32,11 +32,9 @@ impl Supervisor<'_> {
             self.absorb_env_file(&format!("attempt {attempt}"));
             let status = end.outcome.status();
             let findings = end.io.findings;
-            end.transient = self
-                .config
-                .rules
-                .transient
-                .map(|_| self.transient_classes(&end.outcome, findings.transient));
+            end.transient = self.config.rules.transient.map(|_| {
+                self.transient_classes(&end.outcome, findings.transient, findings.http_code())
+            });
             // Exit status 0 that the output says is a failure (`--retry-if-output`).
             let output_failed = status == 0 && findings.retry_match;
             let succeeded = status == 0 && !output_failed;
@@ -289,11 +287,17 @@ impl Supervisor<'_> {
 
     /// The classes of transient failure an attempt that ended with `outcome` is known by: what
     /// its output named (`named`), retry's own stop at `--timeout` or `--idle-timeout`
-    /// (`timeout`), and the documented exit status of the program run as the command itself.
-    fn transient_classes(&self, outcome: &Outcome, named: Classes) -> Classes {
+    /// (`timeout`), the status of the last HTTP response (`--http-hints`, `http`) when
+    /// `--http-retry-on` retries it, and the documented exit status of the program run as the
+    /// command itself.
+    fn transient_classes(&self, outcome: &Outcome, named: Classes, http: Option<u16>) -> Classes {
         use crate::process::StopReason;
         use crate::transient::{Class, class_of_exit};
         let mut classes = named;
+        let retried = self.config.rules.http_retry_on.unwrap_or_default();
+        if http.is_some_and(|code| retried.contains(code)) {
+            classes = classes.with(Class::Http);
+        }
         if let Outcome::Stopped {
             reason: StopReason::Timeout | StopReason::Idle(_),
             ..
