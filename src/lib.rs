@@ -133,6 +133,12 @@ where
             config.rules.reset_after,
             config.lock.as_ref().map(|l| (l.path.as_path(), l.wait)),
         ));
+        if let Some(classes) = config.rules.transient {
+            notes.push((
+                report::NoteAbout::Transient,
+                report::transient_note(classes),
+            ));
+        }
         let plan = report::DryRun {
             policy: &config.policy,
             max_retries: config.rules.max_retries,

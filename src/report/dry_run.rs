@@ -43,6 +43,8 @@ pub enum NoteAbout {
     Forever,
     /// `--lock`.
     Lock,
+    /// `--transient`.
+    Transient,
 }
 
 impl NoteAbout {
@@ -54,6 +56,7 @@ impl NoteAbout {
             NoteAbout::UntilFail => "until_fail",
             NoteAbout::Forever => "forever",
             NoteAbout::Lock => "lock",
+            NoteAbout::Transient => "transient",
         }
     }
 
@@ -66,6 +69,7 @@ impl NoteAbout {
             NoteAbout::UntilFail => "until-fail: ",
             NoteAbout::Forever => "forever: ",
             NoteAbout::Lock => "lock: ",
+            NoteAbout::Transient => "transient: ",
         }
     }
 }

@@ -270,6 +270,14 @@ impl Reporter {
     }
 }
 
+/// The line `--dry-run` adds for `--transient`'s rule: which failures are retried.
+pub fn transient_note(classes: crate::transient::Classes) -> String {
+    format!(
+        "only failures known to be transient are retried ({classes}); any other ends the run \
+         at once with its status"
+    )
+}
+
 /// The lines `--dry-run` adds after its table for the loop's `shape` and `lock` (the lock
 /// file and how long to wait for it), if any, each as what it is about and its words;
 /// `first_delay` is the policy's first delay before jitter (its base), the wait between the

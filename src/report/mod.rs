@@ -32,7 +32,7 @@ mod writer;
 pub use self::attempts::Wait;
 pub use self::dry_run::{DRY_RUN_UNLIMITED_ROWS, DryRun, NoteAbout, dry_run};
 pub(crate) use self::lines::without_os_error;
-pub use self::loops::dry_run_loop;
+pub use self::loops::{dry_run_loop, transient_note};
 pub use self::observer::{ReportObserver, Shown};
 pub use self::problems::problem_words;
 pub use self::reasons::{

@@ -83,11 +83,14 @@ impl Observer for TelemetryObserver {
                 } else {
                     a.outcome.status()
                 };
-                self.telemetry.attempt_end(
-                    status,
-                    error_type(a.outcome, a.output_failed),
-                    a.http_status,
-                );
+                // With --transient, a failure known by its classes is of that type
+                // (`connect`, `dns,reset`).
+                let error = error_type(a.outcome, a.output_failed).map(|own| {
+                    a.transient
+                        .filter(|found| !found.is_empty())
+                        .map_or(own, |found| found.to_string())
+                });
+                self.telemetry.attempt_end(status, error, a.http_status);
             }
             Event::Wait {
                 after: a,
