@@ -93,4 +93,5 @@ mod timeouts;
 mod traces;
 mod traces_export;
 mod transient;
+mod transient_curl;
 mod words;
