@@ -189,3 +189,121 @@ fn curl_refused_by_a_closed_port_is_retried_as_connect_in_json() {
     assert_eq!(ends.len(), 2, "{err}");
     assert!(ends.iter().all(|e| e["transient"] == "connect"), "{err}");
 }
+
+/// Each recorded line of the built-in table, printed by a small program as the tools print
+/// them (apt-get, Docker, npm, pip, kubectl, the AWS CLI, Terraform, git, ssh, curl, wget):
+/// the failure is retried and named by its class, on stderr as on stdout.
+#[test]
+fn every_recorded_message_of_the_table_is_retried_by_its_class() {
+    for (n, row) in retry::transient::ROWS.iter().enumerate() {
+        let to = if n % 2 == 0 { ">&2" } else { "" };
+        let script = format!("printf '%s\\n' \"$LINE\" {to}; exit 1");
+        let out = retry()
+            .env("LINE", row.example)
+            .args([
+                "--transient",
+                "-n",
+                "1",
+                "-b",
+                "1ms",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("(transient: {}); retrying in", row.class))
+                && err.contains("gave up after 2 attempts"),
+            "{:?} ({}): {err}",
+            row.example,
+            row.programs
+        );
+    }
+}
+
+/// git over HTTP against a closed port on 127.0.0.1: `connect`, retried; with
+/// `--transient=dns`, given up at once with git's 128.
+#[test]
+fn git_clone_refused_is_connect() {
+    if !tools::require(&[tools::GIT]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{}/org/repo.git", closed_port());
+    let target = dir.path().join("repo");
+    let target = target.to_str().unwrap();
+    let (code, err) = run(
+        &[],
+        &[
+            "--transient",
+            "-n",
+            "1",
+            "-b",
+            "1ms",
+            "--",
+            "git",
+            "clone",
+            "-q",
+            &url,
+            target,
+        ],
+    );
+    assert_eq!(code, Some(128), "{err}");
+    assert!(err.contains("(transient: connect); retrying in"), "{err}");
+    let (code, err) = run(
+        &[],
+        &[
+            "--transient=dns",
+            "-n",
+            "1",
+            "-b",
+            "1ms",
+            "--",
+            "git",
+            "clone",
+            "-q",
+            &url,
+            target,
+        ],
+    );
+    assert_eq!(code, Some(128), "{err}");
+    assert!(
+        err.contains("gave up after 1 attempt") && err.contains("(connect)"),
+        "{err}"
+    );
+}
+
+/// ssh to a closed port on 127.0.0.1: `connect`, retried, with ssh's own 255.
+#[test]
+fn ssh_to_a_refused_port_is_connect() {
+    if !tools::require(&[tools::SSH]) {
+        return;
+    }
+    let port = closed_port().to_string();
+    let (code, err) = run(
+        &[],
+        &[
+            "--transient",
+            "-n",
+            "1",
+            "-b",
+            "1ms",
+            "--",
+            "ssh",
+            "-F",
+            "/dev/null",
+            "-o",
+            "BatchMode=yes",
+            "-p",
+            &port,
+            "nobody@127.0.0.1",
+            "true",
+        ],
+    );
+    assert_eq!(code, Some(255), "{err}");
+    assert!(err.contains("(transient: connect); retrying in"), "{err}");
+}

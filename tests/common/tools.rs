@@ -130,8 +130,11 @@ pub const MAKE: Tool = Tool::program("make", "make");
 pub const PERL: Tool = Tool::program("perl", "perl-base");
 /// Sees that retry opens no file and no socket without telemetry.
 pub const STRACE: Tool = Tool::program("strace", "strace");
-/// What the completions complete after `--`: git's subcommands.
+/// What the completions complete after `--`: git's subcommands; `--transient` with git over
+/// HTTP.
 pub const GIT: Tool = Tool::program("git", "git");
+/// `--transient` with ssh to a refused port.
+pub const SSH: Tool = Tool::program("ssh", "openssh-client");
 /// Reads retry's man page as the help's pointer says (`man -l`: man-db's).
 pub const MAN: Tool = Tool::checked("man", "man-db", || {
     std::process::Command::new("man")
