@@ -62,3 +62,49 @@ fn a_server_that_closes_without_a_reply_is_a_reset() {
     assert_eq!(code, Some(52), "{err}");
     assert!(err.contains("(transient: reset); retrying in"), "{err}");
 }
+
+/// git clone over HTTP: a server answering 503 is `http`, retried; a repository that does not
+/// exist (404) is given up at once with git's 128.
+#[test]
+fn git_clone_of_a_busy_server_is_retried_of_a_missing_repository_not() {
+    if !require(&[tools::GIT]) {
+        return;
+    }
+    let server = HttpServer::start(|path, _, _| {
+        if path.starts_with("/busy/") {
+            Reply::new(503, "busy\n")
+        } else {
+            Reply::new(404, "no\n")
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let clone = |repo: &str| {
+        let mut cmd = retry();
+        without_proxies(&mut cmd);
+        let target = dir.path().join(repo.replace('/', "-"));
+        let out = cmd
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .args([
+                "--transient",
+                "-n",
+                "1",
+                "-b",
+                "1ms",
+                "--",
+                "git",
+                "clone",
+                "-q",
+            ])
+            .arg(format!("{}/{repo}.git", server.url()))
+            .arg(target)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (code, err) = clone("busy/repo");
+    assert_eq!(code, Some(128), "{err}");
+    assert!(err.contains("(transient: http); retrying in"), "{err}");
+    let (code, err) = clone("org/typo");
+    assert_eq!(code, Some(128), "{err}");
+    assert!(err.contains("gave up after 1 attempt"), "{err}");
+}
