@@ -53,6 +53,8 @@ fn sample(id: &str, scene: &Scene) -> Option<(Vec<&'static str>, bool)> {
         "http_hints" => (vec!["--http-hints"], true),
         "http_retry_on" => (vec!["--http-hints", "--http-retry-on", "any"], true),
         "max_hint" => (vec!["--max-hint", "1m"], true),
+        "transient" => (vec!["--transient"], true),
+        "transient_pattern" => (vec!["--transient-pattern", "jam"], true),
         "replay_stdin" => (vec!["--replay-stdin"], true),
         "max_replay" => (vec!["--replay-stdin", "--max-replay", "1M"], true),
         "stdout_on_success" => (vec!["--stdout-on-success"], true),
