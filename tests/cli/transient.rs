@@ -20,6 +20,13 @@ fn run(env: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String) {
     (out.status.code(), String::from_utf8(out.stderr).unwrap())
 }
 
+/// retry's stderr and status for `RULE -n 1 -b 1ms -- COMMAND` (one retry, at once).
+fn once(rule: &str, command: &[&str]) -> (Option<i32>, String) {
+    let mut args = vec![rule, "-n", "1", "-b", "1ms", "--"];
+    args.extend_from_slice(command);
+    run(&[], &args)
+}
+
 /// A port on 127.0.0.1 nobody listens on (one just bound and let go).
 fn closed_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -236,40 +243,10 @@ fn git_clone_refused_is_connect() {
     let url = format!("http://127.0.0.1:{}/org/repo.git", closed_port());
     let target = dir.path().join("repo");
     let target = target.to_str().unwrap();
-    let (code, err) = run(
-        &[],
-        &[
-            "--transient",
-            "-n",
-            "1",
-            "-b",
-            "1ms",
-            "--",
-            "git",
-            "clone",
-            "-q",
-            &url,
-            target,
-        ],
-    );
+    let (code, err) = once("--transient", &["git", "clone", "-q", &url, target]);
     assert_eq!(code, Some(128), "{err}");
     assert!(err.contains("(transient: connect); retrying in"), "{err}");
-    let (code, err) = run(
-        &[],
-        &[
-            "--transient=dns",
-            "-n",
-            "1",
-            "-b",
-            "1ms",
-            "--",
-            "git",
-            "clone",
-            "-q",
-            &url,
-            target,
-        ],
-    );
+    let (code, err) = once("--transient=dns", &["git", "clone", "-q", &url, target]);
     assert_eq!(code, Some(128), "{err}");
     assert!(
         err.contains("gave up after 1 attempt") && err.contains("(connect)"),
@@ -284,15 +261,9 @@ fn ssh_to_a_refused_port_is_connect() {
         return;
     }
     let port = closed_port().to_string();
-    let (code, err) = run(
-        &[],
+    let (code, err) = once(
+        "--transient",
         &[
-            "--transient",
-            "-n",
-            "1",
-            "-b",
-            "1ms",
-            "--",
             "ssh",
             "-F",
             "/dev/null",
